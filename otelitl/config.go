@@ -1,0 +1,104 @@
+package otelitl
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Encoding chooses how a generation's timeline is written to its span.
+type Encoding int
+
+const (
+	// EncodingAuto writes chunk events while the chunk count is within the event limit and the
+	// compact attributes beyond it, so that a timeline is never truncated. It is the default.
+	EncodingAuto Encoding = iota
+	// EncodingEvents always writes one "otelitl.chunk" event per chunk. Past the SDK's event limit
+	// the SDK drops the oldest events; readers then see an incomplete timeline.
+	EncodingEvents
+	// EncodingCompact always writes the "otelitl.chunk.offsets_us" (and, when needed,
+	// "otelitl.chunk.tokens") array attributes: about a tenth of the wire size of events.
+	EncodingCompact
+)
+
+// String returns the encoding's name: "auto", "events" or "compact".
+func (e Encoding) String() string {
+	switch e {
+	case EncodingAuto:
+		return "auto"
+	case EncodingEvents:
+		return "events"
+	case EncodingCompact:
+		return "compact"
+	}
+	return fmt.Sprintf("Encoding(%d)", int(e))
+}
+
+// DefaultEventLimit is the Go SDK's default span event limit (sdk/trace.DefaultEventCountLimit).
+const DefaultEventLimit = 128
+
+// config is the resolved configuration of an Instrumentation.
+type config struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	encoding       Encoding
+	eventLimit     int
+	attrs          []attribute.KeyValue
+}
+
+// Option configures an Instrumentation.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithTracerProvider sets the TracerProvider the spans come from. The default is the global one,
+// otel.GetTracerProvider().
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) {
+		if tp != nil {
+			c.tracerProvider = tp
+		}
+	})
+}
+
+// WithMeterProvider turns on the GenAI client metrics (time to first chunk, time per output chunk,
+// operation duration and token usage), recorded from that MeterProvider. Without it no metrics are
+// recorded: the collector's itl_metrics connector derives the same metrics from the spans.
+//
+// Metrics do not depend on trace sampling: a generation whose span is not sampled still records
+// its metrics.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = mp })
+}
+
+// WithEncoding chooses how timelines are written; see [Encoding]. The default is [EncodingAuto].
+func WithEncoding(e Encoding) Option {
+	return optionFunc(func(c *config) {
+		if e >= EncodingAuto && e <= EncodingCompact {
+			c.encoding = e
+		}
+	})
+}
+
+// WithEventLimit sets the largest chunk count that [EncodingAuto] still writes as events. Set it to
+// your SDK's span event limit (sdk/trace.SpanLimits.EventCountLimit, 128 by default) less the events
+// you add to generation spans yourself. Values below 0 are ignored; 0 makes Auto always compact.
+func WithEventLimit(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 0 {
+			c.eventLimit = n
+		}
+	})
+}
+
+// WithAttributes adds attributes to every generation span, after the GenAI ones. They are not added
+// to metrics, whose attributes are limited to the semantic conventions' to bound cardinality.
+func WithAttributes(attrs ...attribute.KeyValue) Option {
+	return optionFunc(func(c *config) { c.attrs = append(c.attrs, attrs...) })
+}

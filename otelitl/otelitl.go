@@ -1,0 +1,161 @@
+package otelitl
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelitl/itl/internal/timeline"
+)
+
+// Instrumentation starts generation spans. Make one per application (or per SDK client) with New
+// and share it: it is safe for concurrent use.
+type Instrumentation struct {
+	tracer     trace.Tracer
+	encoding   Encoding
+	eventLimit int
+	attrs      []attribute.KeyValue
+
+	metrics *instruments // nil without WithMeterProvider
+}
+
+type instruments struct {
+	ttft     genaiconv.ClientOperationTimeToFirstChunk
+	perChunk genaiconv.ClientOperationTimePerOutputChunk
+	duration genaiconv.ClientOperationDuration
+	tokens   genaiconv.ClientTokenUsage
+}
+
+// New returns an Instrumentation configured by opts.
+func New(opts ...Option) *Instrumentation {
+	c := config{encoding: EncodingAuto, eventLimit: DefaultEventLimit}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	if c.tracerProvider == nil {
+		c.tracerProvider = otel.GetTracerProvider()
+	}
+	in := &Instrumentation{
+		tracer:     c.tracerProvider.Tracer(ScopeName, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL)),
+		encoding:   c.encoding,
+		eventLimit: c.eventLimit,
+		attrs:      c.attrs,
+	}
+	if c.meterProvider != nil {
+		in.metrics = newInstruments(c.meterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL)))
+	}
+	return in
+}
+
+// newInstruments creates the GenAI client instruments with the project's bucket boundaries. A
+// failure is reported to otel.Handle and leaves that instrument a no-op: instrumentation must never
+// stop the application.
+func newInstruments(m metric.Meter) *instruments {
+	var (
+		ins instruments
+		err error
+	)
+	if ins.ttft, err = genaiconv.NewClientOperationTimeToFirstChunk(m, metric.WithExplicitBucketBoundaries(timeline.DurationBuckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.perChunk, err = genaiconv.NewClientOperationTimePerOutputChunk(m, metric.WithExplicitBucketBoundaries(timeline.GapBuckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.duration, err = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(timeline.DurationBuckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.tokens, err = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(timeline.TokenBuckets...)); err != nil {
+		otel.Handle(err)
+	}
+	return &ins
+}
+
+// Request describes a streamed generation as it is sent. Never put prompt text here.
+type Request struct {
+	// Operation is gen_ai.operation.name, such as "chat" or "text_completion". Empty means "chat".
+	Operation string
+	// Provider is gen_ai.provider.name, such as "openai", "anthropic" or "gcp.vertex_ai".
+	Provider string
+	// Model is gen_ai.request.model.
+	Model string
+	// ServerAddress and ServerPort are server.address and server.port; empty and 0 are omitted.
+	ServerAddress string
+	ServerPort    int
+	// StartTime is when the request started. Zero means now. Arrivals are measured from it with the
+	// monotonic clock when it carries a monotonic reading (as time.Now() does).
+	StartTime time.Time
+	// Attributes are added to this generation's span only.
+	Attributes []attribute.KeyValue
+}
+
+// disabled is the Generation handed out when nothing would be recorded: its methods return at once.
+var disabled = &Generation{off: true}
+
+// Start starts a generation span as a child of the span in ctx and returns the context that holds
+// it. The caller must call End (or EndAt) on the Generation, on every path, as with any span.
+//
+// When the span is not recording and no metrics are configured, the Generation returned is an inert
+// one whose methods do nothing and allocate nothing.
+func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Context, *Generation) {
+	start := req.StartTime
+	if start.IsZero() {
+		start = time.Now()
+	}
+	op := req.Operation
+	if op == "" {
+		op = string(genaiconv.OperationNameChat)
+	}
+	name := op
+	if req.Model != "" {
+		name = op + " " + req.Model
+	}
+
+	attrs := make([]attribute.KeyValue, 0, 6+len(in.attrs)+len(req.Attributes))
+	attrs = append(attrs, semconv.GenAIOperationNameKey.String(op))
+	if req.Provider != "" {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(req.Provider))
+	}
+	if req.Model != "" {
+		attrs = append(attrs, semconv.GenAIRequestModel(req.Model))
+	}
+	attrs = append(attrs, semconv.GenAIRequestStream(true))
+	if req.ServerAddress != "" {
+		attrs = append(attrs, semconv.ServerAddress(req.ServerAddress))
+	}
+	if req.ServerPort > 0 {
+		attrs = append(attrs, semconv.ServerPort(req.ServerPort))
+	}
+	attrs = append(attrs, in.attrs...)
+	attrs = append(attrs, req.Attributes...)
+
+	ctx, span := in.tracer.Start(ctx, name,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(start),
+		trace.WithAttributes(attrs...),
+	)
+	if !span.IsRecording() && in.metrics == nil {
+		return ctx, disabled
+	}
+	g := &Generation{
+		in:        in,
+		ctx:       ctx,
+		span:      span,
+		recording: span.IsRecording(),
+		start:     start,
+		operation: op,
+		provider:  req.Provider,
+		model:     req.Model,
+		address:   req.ServerAddress,
+		port:      req.ServerPort,
+		usageIn:   -1,
+		usageOut:  -1,
+	}
+	g.offsets = g.inline[:0]
+	return ctx, g
+}

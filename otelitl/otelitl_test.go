@@ -1,0 +1,468 @@
+package otelitl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+func newTracing(t *testing.T, opts ...sdktrace.TracerProviderOption) (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSyncer(exp)}, opts...)...)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp, exp
+}
+
+func attrMap(kvs []attribute.KeyValue) map[attribute.Key]attribute.Value {
+	m := make(map[attribute.Key]attribute.Value, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+var req = otelitl.Request{
+	Operation: "chat", Provider: "openai", Model: "gpt-4o",
+	ServerAddress: "api.openai.com", ServerPort: 443,
+}
+
+// replay records a generation with the given offsets (and tokens, nil meaning 1 each) through
+// ChunkAt and EndAt, and returns the one span exported.
+func replay(t *testing.T, in *otelitl.Instrumentation, exp *tracetest.InMemoryExporter, offsets []time.Duration, tokens []int, endAfter time.Duration, err error) tracetest.SpanStub {
+	t.Helper()
+	exp.Reset()
+	start := time.Now()
+	r := req
+	r.StartTime = start
+	_, g := in.Start(context.Background(), r)
+	for i, off := range offsets {
+		c := 1
+		if tokens != nil {
+			c = tokens[i]
+		}
+		g.ChunkAt(start.Add(off), c)
+	}
+	g.EndAt(start.Add(endAfter), err)
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("want 1 span, got %d", len(spans))
+	}
+	return spans[0]
+}
+
+func cadence(n int, ttft, gap time.Duration) []time.Duration {
+	offs := make([]time.Duration, n)
+	for i := range offs {
+		offs[i] = ttft + time.Duration(i)*gap + time.Duration(i%7)*time.Microsecond*3
+	}
+	return offs
+}
+
+func TestSpanShapePerEncoding(t *testing.T) {
+	tp, exp := newTracing(t)
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingAuto, otelitl.EncodingEvents, otelitl.EncodingCompact} {
+		for _, n := range []int{5, 128, 129, 5000} {
+			t.Run(fmt.Sprintf("%s/%d", enc, n), func(t *testing.T) {
+				in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
+				offs := cadence(n, 300*time.Millisecond, 20*time.Millisecond)
+				end := offs[n-1] + 5*time.Millisecond
+				s := replay(t, in, exp, offs, nil, end, nil)
+
+				if s.Name != "chat gpt-4o" || s.SpanKind != trace.SpanKindClient {
+					t.Errorf("name %q kind %v, want %q CLIENT", s.Name, s.SpanKind, "chat gpt-4o")
+				}
+				a := attrMap(s.Attributes)
+				for k, want := range map[attribute.Key]attribute.Value{
+					semconv.GenAIOperationNameKey: attribute.StringValue("chat"),
+					semconv.GenAIProviderNameKey:  attribute.StringValue("openai"),
+					semconv.GenAIRequestModelKey:  attribute.StringValue("gpt-4o"),
+					semconv.GenAIRequestStreamKey: attribute.BoolValue(true),
+					semconv.ServerAddressKey:      attribute.StringValue("api.openai.com"),
+					semconv.ServerPortKey:         attribute.IntValue(443),
+					otelitl.ChunkCountKey:         attribute.IntValue(n),
+				} {
+					if got := a[k]; got != want {
+						t.Errorf("%s = %v, want %v", k, got.Emit(), want.Emit())
+					}
+				}
+				if got := a[semconv.GenAIResponseTimeToFirstChunkKey].AsFloat64(); got != 0.3 {
+					t.Errorf("time_to_first_chunk = %v, want 0.3", got)
+				}
+				if got := s.EndTime.Sub(s.StartTime); got != end {
+					t.Errorf("duration %v, want %v", got, end)
+				}
+				if _, ok := a[otelitl.ChunkTokensKey]; ok {
+					t.Errorf("tokens array written although every chunk is 1 token")
+				}
+
+				wantCompact := enc == otelitl.EncodingCompact || (enc == otelitl.EncodingAuto && n > otelitl.DefaultEventLimit)
+				if wantCompact {
+					if len(s.Events) != 0 {
+						t.Errorf("compact encoding wrote %d events", len(s.Events))
+					}
+					got := a[otelitl.ChunkOffsetsKey].AsInt64Slice()
+					if len(got) != n {
+						t.Fatalf("offsets_us has %d entries, want %d", len(got), n)
+					}
+					for i, off := range offs {
+						if got[i] != off.Microseconds() {
+							t.Fatalf("offsets_us[%d] = %d, want %d", i, got[i], off.Microseconds())
+						}
+					}
+					return
+				}
+				if _, ok := a[otelitl.ChunkOffsetsKey]; ok {
+					t.Errorf("event encoding also wrote offsets_us")
+				}
+				// Past the SDK's limit of 128 events the SDK drops the oldest: that is what forced
+				// events mean, and why Auto switches to compact.
+				wantEvents := min(n, 128)
+				if len(s.Events) != wantEvents || s.DroppedEvents != n-wantEvents {
+					t.Fatalf("%d events, %d dropped; want %d and %d", len(s.Events), s.DroppedEvents, wantEvents, n-wantEvents)
+				}
+				first := n - wantEvents
+				for i, ev := range s.Events {
+					if ev.Name != otelitl.ChunkEventName || len(ev.Attributes) != 0 {
+						t.Fatalf("event %d: %q %v", i, ev.Name, ev.Attributes)
+					}
+					if got := ev.Time.Sub(s.StartTime); got != offs[first+i] {
+						t.Fatalf("event %d at %v, want %v", i, got, offs[first+i])
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestMultiTokenChunks(t *testing.T) {
+	tp, exp := newTracing(t)
+	offs := cadence(6, 100*time.Millisecond, 40*time.Millisecond)
+	tokens := []int{1, 3, 1, 4, 0, 2} // 0 is recorded as 1
+	want := []int64{1, 3, 1, 4, 1, 2}
+
+	s := replay(t, otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingEvents)), exp, offs, tokens, time.Second, nil)
+	for i, ev := range s.Events {
+		a := attrMap(ev.Attributes)
+		v, ok := a[otelitl.ChunkTokensKey]
+		if want[i] == 1 && ok {
+			t.Errorf("event %d carries tokens although it has 1", i)
+		}
+		if want[i] != 1 && v.AsInt64() != want[i] {
+			t.Errorf("event %d tokens %v, want %d", i, v.Emit(), want[i])
+		}
+	}
+
+	s = replay(t, otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact)), exp, offs, tokens, time.Second, nil)
+	got := attrMap(s.Attributes)[otelitl.ChunkTokensKey].AsInt64Slice()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("tokens array %v, want %v", got, want)
+	}
+}
+
+func TestOutOfOrderArrivalsAndEarlyEnd(t *testing.T) {
+	tp, exp := newTracing(t)
+	offs := []time.Duration{300 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	s := replay(t, otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact)), exp, offs, []int{3, 1, 2}, 50*time.Millisecond, nil)
+	a := attrMap(s.Attributes)
+	if got := fmt.Sprint(a[otelitl.ChunkOffsetsKey].AsInt64Slice()); got != "[100000 200000 300000]" {
+		t.Errorf("offsets %s, want sorted", got)
+	}
+	if got := fmt.Sprint(a[otelitl.ChunkTokensKey].AsInt64Slice()); got != "[1 2 3]" {
+		t.Errorf("tokens %s did not move with their offsets", got)
+	}
+	if d := s.EndTime.Sub(s.StartTime); d != 300*time.Millisecond {
+		t.Errorf("an end before the last arrival must move to it; duration %v", d)
+	}
+	if ttft := a[semconv.GenAIResponseTimeToFirstChunkKey].AsFloat64(); ttft != 0.1 {
+		t.Errorf("ttft %v, want 0.1", ttft)
+	}
+}
+
+type rateLimited struct{}
+
+func (rateLimited) Error() string     { return "429 too many requests" }
+func (rateLimited) ErrorType() string { return "rate_limited" }
+
+func TestErrors(t *testing.T) {
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp))
+	offs := cadence(3, 100*time.Millisecond, 10*time.Millisecond)
+
+	s := replay(t, in, exp, offs, nil, time.Second, fmt.Errorf("stream: %w", rateLimited{}))
+	a := attrMap(s.Attributes)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "rate_limited" {
+		t.Errorf("error.type %q, want rate_limited", got)
+	}
+	if s.Status.Code != codes.Error || s.Status.Description == "" {
+		t.Errorf("status %+v, want an error status with a description", s.Status)
+	}
+	if a[otelitl.ChunkCountKey].AsInt64() != 3 || len(s.Events) != 3 {
+		t.Errorf("the chunks before the failure must still be recorded")
+	}
+
+	s = replay(t, in, exp, nil, nil, 5*time.Millisecond, context.DeadlineExceeded)
+	a = attrMap(s.Attributes)
+	if a[otelitl.ChunkCountKey].AsInt64() != 0 {
+		t.Errorf("chunk.count must be 0, got %v", a[otelitl.ChunkCountKey].Emit())
+	}
+	if _, ok := a[semconv.GenAIResponseTimeToFirstChunkKey]; ok {
+		t.Errorf("no chunk, no time to first chunk")
+	}
+	if a[semconv.ErrorTypeKey].AsString() == "" {
+		t.Errorf("error.type missing")
+	}
+
+	s = replay(t, in, exp, offs, nil, time.Second, nil)
+	if _, ok := attrMap(s.Attributes)[semconv.ErrorTypeKey]; ok || s.Status.Code == codes.Error {
+		t.Errorf("a success must carry neither error.type nor an error status")
+	}
+}
+
+func TestResponseAttributes(t *testing.T) {
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithAttributes(attribute.String("tenant", "a")))
+	r := req
+	r.Attributes = []attribute.KeyValue{attribute.String("route", "b")}
+	_, g := in.Start(context.Background(), r)
+	g.Chunk(1)
+	g.SetUsage(12, -1)
+	g.SetUsage(-1, 34)
+	g.SetResponseModel("gpt-4o-2024-08-06")
+	g.SetResponseID("chatcmpl-1")
+	g.AddFinishReason("stop")
+	g.AddFinishReason("length")
+	g.End(nil)
+	g.SetResponseModel("after end") // ignored
+	a := attrMap(exp.GetSpans()[0].Attributes)
+	for k, want := range map[attribute.Key]string{
+		semconv.GenAIResponseModelKey:         "gpt-4o-2024-08-06",
+		semconv.GenAIResponseIDKey:            "chatcmpl-1",
+		semconv.GenAIUsageInputTokensKey:      "12",
+		semconv.GenAIUsageOutputTokensKey:     "34",
+		semconv.GenAIResponseFinishReasonsKey: `["stop","length"]`,
+		"tenant":                              "a",
+		"route":                               "b",
+	} {
+		if got := a[k].Emit(); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestEndIsIdempotentAndChunkAfterEndIgnored(t *testing.T) {
+	tp, exp := newTracing(t)
+	_, g := otelitl.New(otelitl.WithTracerProvider(tp)).Start(context.Background(), req)
+	g.Chunk(1)
+	g.End(nil)
+	g.Chunk(1)
+	g.End(errors.New("late"))
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans exported, want 1", len(spans))
+	}
+	a := attrMap(spans[0].Attributes)
+	if a[otelitl.ChunkCountKey].AsInt64() != 1 || len(spans[0].Events) != 1 {
+		t.Errorf("a chunk after End was recorded")
+	}
+	if _, ok := a[semconv.ErrorTypeKey]; ok {
+		t.Errorf("a second End changed the span")
+	}
+}
+
+// TestCancellationRacesChunk ends generations from another goroutine while chunks stream in, as a
+// context cancellation does. Run under -race; the span must stay self-consistent.
+func TestCancellationRacesChunk(t *testing.T) {
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact))
+	const runs = 50
+	for range runs {
+		_, g := in.Start(context.Background(), req)
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := range 3 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					g.Chunk(1 + (i+w)%3)
+					g.SetUsage(i, -1)
+				}
+			})
+		}
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+		g.End(context.Canceled)
+		close(stop)
+		wg.Wait()
+	}
+	spans := exp.GetSpans()
+	if len(spans) != runs {
+		t.Fatalf("%d spans, want %d", len(spans), runs)
+	}
+	for _, s := range spans {
+		a := attrMap(s.Attributes)
+		n := int(a[otelitl.ChunkCountKey].AsInt64())
+		offs := a[otelitl.ChunkOffsetsKey].AsInt64Slice()
+		if len(offs) != n {
+			t.Fatalf("chunk.count %d but %d offsets", n, len(offs))
+		}
+		if tok := a[otelitl.ChunkTokensKey].AsInt64Slice(); tok != nil && len(tok) != n {
+			t.Fatalf("chunk.count %d but %d token counts", n, len(tok))
+		}
+		for i := 1; i < len(offs); i++ {
+			if offs[i] < offs[i-1] {
+				t.Fatalf("offsets decrease at %d", i)
+			}
+		}
+		if last := time.Duration(0); n > 0 {
+			last = time.Duration(offs[n-1]) * time.Microsecond
+			if s.EndTime.Sub(s.StartTime) < last {
+				t.Fatalf("span ends before its last chunk")
+			}
+		}
+	}
+}
+
+func TestNotRecording(t *testing.T) {
+	in := otelitl.New(otelitl.WithTracerProvider(noop.NewTracerProvider()))
+	ctx, g := in.Start(context.Background(), req)
+	if g.IsRecording() || ctx == nil {
+		t.Fatalf("a no-op provider must give an inert generation")
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		g.Chunk(1)
+		g.ChunkAt(time.Now(), 2)
+		g.SetUsage(1, 2)
+		g.SetResponseModel("m")
+		g.AddFinishReason("stop")
+		g.End(nil)
+	})
+	if allocs != 0 {
+		t.Errorf("an inert generation allocated %v times per run", allocs)
+	}
+	var nilGen *otelitl.Generation
+	nilGen.Chunk(1)
+	nilGen.End(nil)
+
+	tp, exp := newTracing(t, sdktrace.WithSampler(sdktrace.NeverSample()))
+	_, g = otelitl.New(otelitl.WithTracerProvider(tp)).Start(context.Background(), req)
+	if g.IsRecording() {
+		t.Errorf("an unsampled span without metrics must give an inert generation")
+	}
+	g.End(nil)
+	if len(exp.GetSpans()) != 0 {
+		t.Errorf("an unsampled span was exported")
+	}
+}
+
+func TestChunkAmortizedAllocations(t *testing.T) {
+	tp, _ := newTracing(t)
+	_, g := otelitl.New(otelitl.WithTracerProvider(tp)).Start(context.Background(), req)
+	defer g.End(nil)
+	for range 10000 { // grow the buffer past the sizes a reply reaches
+		g.Chunk(1)
+	}
+	if a := testing.AllocsPerRun(1000, func() { g.Chunk(1) }); a > 0.01 {
+		t.Errorf("Chunk allocates %v per call amortized, want 0", a)
+	}
+}
+
+func histogram(t *testing.T, rm metricdata.ResourceMetrics, name string) metricdata.Metrics {
+	t.Helper()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m
+			}
+		}
+	}
+	t.Fatalf("metric %s not recorded", name)
+	return metricdata.Metrics{}
+}
+
+func TestClientMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	// Metrics do not depend on sampling: the span is dropped, the metrics stay.
+	tp, exp := newTracing(t, sdktrace.WithSampler(sdktrace.NeverSample()))
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithMeterProvider(mp))
+
+	start := time.Now()
+	r := req
+	r.StartTime = start
+	_, g := in.Start(context.Background(), r)
+	offs := []time.Duration{250 * time.Millisecond, 270 * time.Millisecond, 300 * time.Millisecond, 340 * time.Millisecond}
+	for i, o := range offs {
+		g.ChunkAt(start.Add(o), 1+i%2)
+	}
+	g.SetUsage(100, -1)
+	g.SetResponseModel("gpt-4o-2024")
+	g.EndAt(start.Add(400*time.Millisecond), rateLimited{})
+	if len(exp.GetSpans()) != 0 {
+		t.Fatalf("unsampled span exported")
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, count uint64, sum float64) metricdata.HistogramDataPoint[float64] {
+		t.Helper()
+		h := histogram(t, rm, name).Data.(metricdata.Histogram[float64])
+		if len(h.DataPoints) != 1 {
+			t.Fatalf("%s: %d points", name, len(h.DataPoints))
+		}
+		dp := h.DataPoints[0]
+		if dp.Count != count || abs(dp.Sum-sum) > 1e-9 {
+			t.Errorf("%s: count %d sum %v, want %d and %v", name, dp.Count, dp.Sum, count, sum)
+		}
+		for k, v := range map[attribute.Key]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o-2024", "server.address": "api.openai.com"} {
+			if got, _ := dp.Attributes.Value(k); got.Emit() != v {
+				t.Errorf("%s: %s = %q, want %q", name, k, got.Emit(), v)
+			}
+		}
+		return dp
+	}
+	check("gen_ai.client.operation.time_to_first_chunk", 1, 0.25)
+	check("gen_ai.client.operation.time_per_output_chunk", 3, 0.02+0.03+0.04)
+	dp := check("gen_ai.client.operation.duration", 1, 0.4)
+	if v, _ := dp.Attributes.Value(semconv.ErrorTypeKey); v.AsString() != "rate_limited" {
+		t.Errorf("duration lacks error.type: %v", dp.Attributes)
+	}
+
+	tok := histogram(t, rm, "gen_ai.client.token.usage").Data.(metricdata.Histogram[int64])
+	got := map[string]int64{}
+	for _, dp := range tok.DataPoints {
+		v, _ := dp.Attributes.Value("gen_ai.token.type")
+		got[v.AsString()] = dp.Sum
+	}
+	if got["input"] != 100 || got["output"] != 6 { // output: no usage, so the chunks' sum 1+2+1+2
+		t.Errorf("token usage %v, want input 100 and output 6", got)
+	}
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
