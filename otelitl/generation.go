@@ -37,7 +37,6 @@ type Generation struct {
 	unsorted bool
 	offsets  []int64 // nanoseconds from start, one per chunk
 	tokens   []int64 // per chunk; nil while every chunk carried 1 token
-	inline   [16]int64
 
 	usageIn, usageOut int64 // -1: unknown
 	responseModel     string
@@ -86,7 +85,7 @@ func (g *Generation) appendLocked(off int64, tokens int) {
 		g.unsorted = true
 	}
 	if tokens != 1 && g.tokens == nil {
-		g.tokens = make([]int64, n, max(cap(g.offsets), 16))
+		g.tokens = getBuf()[:n]
 		for i := range g.tokens {
 			g.tokens[i] = 1
 		}
@@ -199,6 +198,26 @@ func (g *Generation) end(endOff int64, err error) {
 	if g.in.metrics != nil {
 		g.recordMetrics(tl, endOff, err, errType)
 	}
+	// The span and the metrics hold copies: the buffers can serve the next generation.
+	putBuf(g.offsets)
+	putBuf(g.tokens)
+	g.offsets, g.tokens = nil, nil
+}
+
+// bufPool recycles timeline buffers between generations, so that a steady stream of replies grows
+// no new buffers once warm. Buffers above maxPooled entries are left to the GC.
+var bufPool = sync.Pool{New: func() any { b := make([]int64, 0, 64); return &b }}
+
+const maxPooled = 1 << 16
+
+func getBuf() []int64 { return (*bufPool.Get().(*[]int64))[:0] }
+
+func putBuf(b []int64) {
+	if b == nil || cap(b) > maxPooled {
+		return
+	}
+	b = b[:0]
+	bufPool.Put(&b)
 }
 
 // sortTimeline sorts arrivals given out of order, keeping each chunk's token count with it.

@@ -156,6 +156,6 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		usageIn:   -1,
 		usageOut:  -1,
 	}
-	g.offsets = g.inline[:0]
+	g.offsets = getBuf()
 	return ctx, g
 }

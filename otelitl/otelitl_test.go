@@ -99,7 +99,7 @@ func TestSpanShapePerEncoding(t *testing.T) {
 					otelitl.ChunkCountKey:         attribute.IntValue(n),
 				} {
 					if got := a[k]; got != want {
-						t.Errorf("%s = %v, want %v", k, got.Emit(), want.Emit())
+						t.Errorf("%s = %v, want %v", k, got.String(), want.String())
 					}
 				}
 				if got := a[semconv.GenAIResponseTimeToFirstChunkKey].AsFloat64(); got != 0.3 {
@@ -165,7 +165,7 @@ func TestMultiTokenChunks(t *testing.T) {
 			t.Errorf("event %d carries tokens although it has 1", i)
 		}
 		if want[i] != 1 && v.AsInt64() != want[i] {
-			t.Errorf("event %d tokens %v, want %d", i, v.Emit(), want[i])
+			t.Errorf("event %d tokens %v, want %d", i, v.String(), want[i])
 		}
 	}
 
@@ -220,7 +220,7 @@ func TestErrors(t *testing.T) {
 	s = replay(t, in, exp, nil, nil, 5*time.Millisecond, context.DeadlineExceeded)
 	a = attrMap(s.Attributes)
 	if a[otelitl.ChunkCountKey].AsInt64() != 0 {
-		t.Errorf("chunk.count must be 0, got %v", a[otelitl.ChunkCountKey].Emit())
+		t.Errorf("chunk.count must be 0, got %v", a[otelitl.ChunkCountKey].String())
 	}
 	if _, ok := a[semconv.GenAIResponseTimeToFirstChunkKey]; ok {
 		t.Errorf("no chunk, no time to first chunk")
@@ -260,7 +260,7 @@ func TestResponseAttributes(t *testing.T) {
 		"tenant":                              "a",
 		"route":                               "b",
 	} {
-		if got := a[k].Emit(); got != want {
+		if got := a[k].String(); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
 	}
@@ -436,8 +436,8 @@ func TestClientMetrics(t *testing.T) {
 			t.Errorf("%s: count %d sum %v, want %d and %v", name, dp.Count, dp.Sum, count, sum)
 		}
 		for k, v := range map[attribute.Key]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o-2024", "server.address": "api.openai.com"} {
-			if got, _ := dp.Attributes.Value(k); got.Emit() != v {
-				t.Errorf("%s: %s = %q, want %q", name, k, got.Emit(), v)
+			if got, _ := dp.Attributes.Value(k); got.String() != v {
+				t.Errorf("%s: %s = %q, want %q", name, k, got.String(), v)
 			}
 		}
 		return dp

@@ -1,0 +1,169 @@
+package otelitl_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/otelitl/itl/internal/sdkptrace"
+	"github.com/otelitl/itl/otelitl"
+)
+
+func benchProvider(b *testing.B) *sdktrace.TracerProvider {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp
+}
+
+// replyChunks is the length of the replies the per-chunk benchmarks stream: a typical chat answer.
+const replyChunks = 200
+
+// perReply runs chunk once per benchmark iteration, opening a new reply (begin) every replyChunks
+// chunks and closing it (finish) outside the timer, so that a figure is the cost of one chunk in a
+// realistic reply, buffer growth included, and not of an ever-growing one.
+func perReply(b *testing.B, begin func(), chunk func(), finish func()) {
+	b.ReportAllocs()
+	begin()
+	i := 0
+	for b.Loop() {
+		chunk()
+		if i++; i == replyChunks {
+			b.StopTimer()
+			finish()
+			begin()
+			i = 0
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	finish()
+}
+
+// BenchmarkChunk is the hot path: one chunk recorded on a sampled generation.
+func BenchmarkChunk(b *testing.B) {
+	in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)))
+	var g *otelitl.Generation
+	perReply(b,
+		func() { _, g = in.Start(context.Background(), req) },
+		func() { g.Chunk(1) },
+		func() { g.End(nil) })
+}
+
+// BenchmarkSpanAddEvent is what the hot path costs with one span event per chunk, the way other
+// instrumentations record chunks, on the same SDK. Compare it with BenchmarkChunk in the same run.
+func BenchmarkSpanAddEvent(b *testing.B) {
+	tracer := benchProvider(b).Tracer("bench")
+	var span trace.Span
+	perReply(b,
+		func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
+		func() { span.AddEvent(otelitl.ChunkEventName) },
+		func() { span.End() })
+}
+
+// BenchmarkChunkNotRecording is Chunk on an unsampled generation without metrics.
+func BenchmarkChunkNotRecording(b *testing.B) {
+	_, g := otelitl.New(otelitl.WithTracerProvider(noop.NewTracerProvider())).Start(context.Background(), req)
+	b.ReportAllocs()
+	for b.Loop() {
+		g.Chunk(1)
+	}
+}
+
+// BenchmarkEnd1000 is the cost of End for a 1000-chunk generation: writing the timeline to the span
+// and ending it through the SDK, per encoding. Chunks are recorded outside the timer.
+func BenchmarkEnd1000(b *testing.B) {
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingEvents, otelitl.EncodingCompact} {
+		b.Run(enc.String(), func(b *testing.B) {
+			tp := sdktrace.NewTracerProvider(
+				sdktrace.WithSyncer(tracetest.NewNoopExporter()),
+				sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{EventCountLimit: 1000, AttributeCountLimit: 128, AttributeValueLengthLimit: -1, AttributePerEventCountLimit: 128, LinkCountLimit: 128, AttributePerLinkCountLimit: 128}),
+			)
+			in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				start := time.Now()
+				r := req
+				r.StartTime = start
+				_, g := in.Start(context.Background(), r)
+				for i := range 1000 {
+					g.ChunkAt(start.Add(time.Duration(300+20*i)*time.Millisecond), 1)
+				}
+				end := start.Add(21 * time.Second)
+				b.StartTimer()
+				g.EndAt(end, nil)
+			}
+		})
+	}
+}
+
+// BenchmarkWireBytes reports the OTLP protobuf size per chunk of a 1000-chunk generation span per
+// encoding (B/chunk), as the OTLP exporter would send it.
+func BenchmarkWireBytes(b *testing.B) {
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingEvents, otelitl.EncodingCompact} {
+		b.Run(enc.String(), func(b *testing.B) {
+			size, gz := wireBytes(b, enc, 1000)
+			for b.Loop() {
+				_ = size
+			}
+			b.ReportMetric(float64(size)/1000, "B/chunk")
+			b.ReportMetric(float64(gz)/1000, "gzipB/chunk")
+		})
+	}
+}
+
+// wireBytes returns the protobuf size of one generation of n chunks (20 ms apart) minus that of the
+// same span without chunks, so that the figure is the timeline's own cost; and the same difference
+// after gzip, the compression OTLP exporters commonly enable.
+func wireBytes(tb testing.TB, enc otelitl.Encoding, n int) (raw, gzipped int) {
+	size := func(chunks int) (int, int) {
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+			sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{EventCountLimit: n, AttributeCountLimit: 128, AttributeValueLengthLimit: -1, AttributePerEventCountLimit: 128, LinkCountLimit: 128, AttributePerLinkCountLimit: 128}))
+		in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
+		start := time.Now()
+		r := req
+		r.StartTime = start
+		_, g := in.Start(context.Background(), r)
+		for i := range chunks {
+			// A realistic cadence: 20 ms gaps with microsecond jitter.
+			g.ChunkAt(start.Add(300*time.Millisecond+time.Duration(i)*20*time.Millisecond+time.Duration(i*7919%1000)*time.Microsecond), 1)
+		}
+		g.End(nil)
+		td := sdkptrace.Traces(exp.GetSpans().Snapshots())
+		var m ptrace.ProtoMarshaler
+		buf, err := m.MarshalTraces(td)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		_, _ = zw.Write(buf)
+		_ = zw.Close()
+		return len(buf), z.Len()
+	}
+	r1, z1 := size(n)
+	r0, z0 := size(0)
+	return r1 - r0, z1 - z0
+}
+
+// TestCompactWireSize guards the compact encoding's size against regressions. OTLP encodes an int
+// array attribute as one AnyValue message per element (3 bytes of framing plus the varint), so a
+// microsecond offset costs 6-7 bytes against about 26 for an event: the raw ratio is bounded near
+// 4x by the wire format itself. Sizes are deterministic, so this is no timed test.
+func TestCompactWireSize(t *testing.T) {
+	ev, evz := wireBytes(t, otelitl.EncodingEvents, 1000)
+	co, coz := wireBytes(t, otelitl.EncodingCompact, 1000)
+	t.Logf("1000 chunks: events %d B (gzip %d), compact %d B (gzip %d): %.2fx raw, %.2fx gzip", ev, evz, co, coz, float64(ev)/float64(co), float64(evz)/float64(coz))
+	if co > 7*1000 || float64(ev) < 3.5*float64(co) {
+		t.Errorf("compact timeline is %d B against %d B for events: above 7 B per chunk or less than 3.5x smaller", co, ev)
+	}
+}
