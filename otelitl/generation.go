@@ -2,6 +2,7 @@ package otelitl
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -38,6 +39,7 @@ type Generation struct {
 	offsets  []int64 // nanoseconds from start, one per chunk
 	tokens   []int64 // per chunk; nil while every chunk carried 1 token
 
+	serverChanged     bool
 	usageIn, usageOut int64 // -1: unknown
 	responseModel     string
 	responseID        string
@@ -126,6 +128,26 @@ func (g *Generation) SetResponseModel(model string) {
 	g.mu.Unlock()
 }
 
+// SetServer records server.address and server.port when they are only known once the request is
+// made (a wrapper reads them off the request URL). Empty and 0 leave the values from Start.
+func (g *Generation) SetServer(address string, port int) {
+	if g == nil || g.off {
+		return
+	}
+	g.mu.Lock()
+	if !g.ended {
+		if address != "" {
+			g.address = address
+			g.serverChanged = true
+		}
+		if port > 0 {
+			g.port = port
+			g.serverChanged = true
+		}
+	}
+	g.mu.Unlock()
+}
+
 // SetResponseID records gen_ai.response.id.
 func (g *Generation) SetResponseID(id string) {
 	if g == nil || g.off {
@@ -169,6 +191,20 @@ func (g *Generation) EndAt(t time.Time, err error) {
 	g.end(int64(t.Sub(g.start)), err)
 }
 
+// ErrorType returns the error.type attribute End records for err: "cancelled" for a context
+// cancellation, "timeout" for a deadline, the value of an ErrorType() string method anywhere in the
+// chain (wrappers give API errors their HTTP status code this way), and otherwise what
+// semconv.ErrorType derives from the error's type.
+func ErrorType(err error) attribute.KeyValue {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return semconv.ErrorTypeKey.String("cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return semconv.ErrorTypeKey.String("timeout")
+	}
+	return semconv.ErrorType(err)
+}
+
 func (g *Generation) end(endOff int64, err error) {
 	g.mu.Lock()
 	if g.ended {
@@ -190,7 +226,7 @@ func (g *Generation) end(endOff int64, err error) {
 
 	var errType attribute.KeyValue
 	if err != nil {
-		errType = semconv.ErrorType(err)
+		errType = ErrorType(err)
 	}
 	if g.recording {
 		g.writeSpan(tl, endOff, err, errType)
@@ -253,6 +289,14 @@ func (g *Generation) writeSpan(tl timeline.Timeline, endOff int64, err error, er
 	}
 	if len(g.finishReasons) > 0 {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasons(g.finishReasons...))
+	}
+	if g.serverChanged {
+		if g.address != "" {
+			attrs = append(attrs, semconv.ServerAddress(g.address))
+		}
+		if g.port > 0 {
+			attrs = append(attrs, semconv.ServerPort(g.port))
+		}
 	}
 	if g.usageIn >= 0 {
 		attrs = append(attrs, semconv.GenAIUsageInputTokensKey.Int64(g.usageIn))

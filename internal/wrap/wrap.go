@@ -1,0 +1,80 @@
+// Package wrap holds what the SDK wrappers (openaiitl, anthropicitl, goopenaiitl) share: reading the
+// server off a request URL, naming API errors, and ending a stream's generation the same way.
+package wrap
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+// Server returns server.address and server.port for a request URL, with the scheme's default port
+// when the URL names none.
+func Server(u *url.URL) (string, int) {
+	if u == nil {
+		return "", 0
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 443
+		if u.Scheme == "http" {
+			port = 80
+		}
+	}
+	return u.Hostname(), port
+}
+
+// ServerOf parses raw (a base URL) and returns Server of it; an unparsable URL gives "", 0.
+func ServerOf(raw string) (string, int) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", 0
+	}
+	return Server(u)
+}
+
+// TypedError gives an SDK error a low-cardinality error.type, as the GenAI conventions ask (an API
+// error's HTTP status code, say), while errors.Is and errors.As still reach the SDK's error.
+type TypedError struct {
+	Err  error
+	Type string
+}
+
+func (e *TypedError) Error() string     { return e.Err.Error() }
+func (e *TypedError) Unwrap() error     { return e.Err }
+func (e *TypedError) ErrorType() string { return e.Type }
+
+// Status names err by an HTTP status code.
+func Status(err error, status int) error { return &TypedError{Err: err, Type: strconv.Itoa(status)} }
+
+// ErrClosedEarly ends a generation whose stream the application closed before the reply finished.
+// Its error.type is "cancelled", as for a context cancellation: the client gave up on the reply.
+var ErrClosedEarly error = closedEarly{}
+
+type closedEarly struct{}
+
+func (closedEarly) Error() string     { return "otelitl: stream closed before the reply finished" }
+func (closedEarly) ErrorType() string { return "cancelled" }
+
+// Stream tracks the end of one wrapped stream: the generation ends exactly once, with the stream's
+// error, with nil after a finished reply, or with ErrClosedEarly when the application closes the
+// stream before the reply finished.
+type Stream struct {
+	G        *otelitl.Generation
+	Finished bool // the provider said the reply is complete (a finish or stop reason, usage)
+}
+
+// Done ends the generation when the stream reports its end, err being the stream's error (nil at a
+// clean end of stream).
+func (s *Stream) Done(err error) { s.G.End(err) }
+
+// Closed ends the generation when the application closes the stream; a stream that already ended
+// keeps its first End.
+func (s *Stream) Closed() {
+	if s.Finished {
+		s.G.End(nil)
+		return
+	}
+	s.G.End(ErrClosedEarly)
+}

@@ -1,0 +1,252 @@
+// Package openaiitl records the rhythm of streamed replies from github.com/openai/openai-go/v3
+// with otelitl: one generation span per streaming call, a chunk per delta that carries generated
+// content.
+//
+// The wrappers return the SDK's own *ssestream.Stream type, so the code that reads the stream does
+// not change:
+//
+//	stream := openaiitl.NewChatStreaming(ctx, in, &client.Chat.Completions, params)
+//	for stream.Next() {
+//		chunk := stream.Current()
+//		...
+//	}
+//	if err := stream.Err(); err != nil { ... }
+//
+// A chunk counts when it carries text, a refusal, reasoning (the reasoning_content or reasoning
+// field that OpenAI-compatible servers send) or tool-call arguments; role-only and usage-only
+// chunks do not count. The generation ends when the stream ends, fails or is closed; a stream
+// closed before the reply finished is recorded with error.type "cancelled". Usage is recorded when
+// the server sends it: set stream_options.include_usage to get it from OpenAI.
+package openaiitl
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/otelitl/itl/internal/wrap"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// Provider is the gen_ai.provider.name the wrappers record.
+const Provider = "openai"
+
+// start starts the generation and returns the request options that read the server off the
+// request and give API errors their status code.
+func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts []option.RequestOption) (context.Context, *otelitl.Generation, []option.RequestOption) {
+	ctx, g := in.Start(ctx, otelitl.Request{Operation: "chat", Provider: Provider, Model: model})
+	if g.IsRecording() {
+		opts = append(opts[:len(opts):len(opts)], option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			g.SetServer(wrap.Server(req.URL))
+			return next(req)
+		}))
+	}
+	return ctx, g, opts
+}
+
+// streamErr names an API error by its status code, and an error event in the stream
+// "stream_error".
+func streamErr(err error) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode > 0 {
+		return wrap.Status(err, apiErr.StatusCode)
+	}
+	var sErr *ssestream.StreamError
+	if errors.As(err, &sErr) {
+		return &wrap.TypedError{Err: err, Type: "stream_error"}
+	}
+	return err
+}
+
+// NewChatStreaming calls svc.NewStreaming (client.Chat.Completions) inside a generation span and
+// returns its stream, recording each content chunk as it is read.
+func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *openai.ChatCompletionService, body openai.ChatCompletionNewParams, opts ...option.RequestOption) *ssestream.Stream[openai.ChatCompletionChunk] {
+	ctx, g, opts := start(ctx, in, string(body.Model), opts)
+	inner := svc.NewStreaming(ctx, body, opts...)
+	if !g.IsRecording() {
+		return inner
+	}
+	return ssestream.NewStreamWithBetaIterator(&chatIterator{inner: inner, s: wrap.Stream{G: g}}, nil)
+}
+
+type chatIterator struct {
+	inner *ssestream.Stream[openai.ChatCompletionChunk]
+	s     wrap.Stream
+}
+
+func (it *chatIterator) Next() bool {
+	if !it.inner.Next() {
+		it.s.Done(streamErr(it.inner.Err()))
+		return false
+	}
+	ObserveChatChunk(it.s.G, it.inner.Current(), &it.s.Finished)
+	return true
+}
+
+func (it *chatIterator) Current() openai.ChatCompletionChunk { return it.inner.Current() }
+func (it *chatIterator) Err() error                          { return it.inner.Err() }
+
+func (it *chatIterator) Close() error {
+	err := it.inner.Close()
+	if serr := it.inner.Err(); serr != nil { // the request itself failed
+		it.s.Done(streamErr(serr))
+	}
+	it.s.Closed()
+	return err
+}
+
+// ObserveChatChunk records one Chat Completions chunk on g: a chunk of generated content, the
+// response id and model, finish reasons and usage. finished is set once the reply is known to be
+// complete. Use it when you drive a stream yourself.
+func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk, finished *bool) {
+	if c.ID != "" {
+		g.SetResponseID(c.ID)
+	}
+	if c.Model != "" {
+		g.SetResponseModel(c.Model)
+	}
+	if c.JSON.Usage.Valid() {
+		g.SetUsage(int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens))
+		*finished = true
+	}
+	content := false
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		//lint:ignore SA1019 older OpenAI-compatible servers still stream function_call arguments.
+		if d.Content != "" || d.Refusal != "" || d.FunctionCall.Arguments != "" || d.Audio.Transcript != "" {
+			content = true
+		}
+		for _, tc := range d.ToolCalls {
+			if tc.Function.Arguments != "" {
+				content = true
+			}
+		}
+		for _, k := range [...]string{"reasoning_content", "reasoning"} {
+			// Extra fields are kept raw: a non-empty JSON string carries reasoning text.
+			if raw := d.JSON.ExtraFields[k].Raw(); raw != "" && raw != `""` && raw != "null" {
+				content = true
+			}
+		}
+		if ch.FinishReason != "" {
+			g.AddFinishReason(ch.FinishReason)
+			*finished = true
+		}
+	}
+	if content {
+		g.Chunk(1)
+	}
+}
+
+// NewResponseStreaming calls svc.NewStreaming (client.Responses) inside a generation span and
+// returns its stream, recording each delta of output text, refusal, reasoning or tool-call
+// arguments as a chunk.
+func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *responses.ResponseService, body responses.ResponseNewParams, opts ...option.RequestOption) *ssestream.Stream[responses.ResponseStreamEventUnion] {
+	ctx, g, opts := start(ctx, in, string(body.Model), opts)
+	inner := svc.NewStreaming(ctx, body, opts...)
+	if !g.IsRecording() {
+		return inner
+	}
+	return ssestream.NewStreamWithBetaIterator(&responseIterator{inner: inner, s: wrap.Stream{G: g}}, nil)
+}
+
+type responseIterator struct {
+	inner *ssestream.Stream[responses.ResponseStreamEventUnion]
+	s     wrap.Stream
+	err   error // a response.failed or error event
+}
+
+func (it *responseIterator) Next() bool {
+	if !it.inner.Next() {
+		err := streamErr(it.inner.Err())
+		if err == nil {
+			err = it.err
+		}
+		it.s.Done(err)
+		return false
+	}
+	if err := ObserveResponseEvent(it.s.G, it.inner.Current(), &it.s.Finished); err != nil {
+		it.err = err
+	}
+	return true
+}
+
+func (it *responseIterator) Current() responses.ResponseStreamEventUnion { return it.inner.Current() }
+func (it *responseIterator) Err() error                                  { return it.inner.Err() }
+
+func (it *responseIterator) Close() error {
+	err := it.inner.Close()
+	if serr := it.inner.Err(); serr != nil { // the request itself failed
+		it.s.Done(streamErr(serr))
+	}
+	if it.err != nil {
+		it.s.Done(it.err)
+	}
+	it.s.Closed()
+	return err
+}
+
+// ResponseError is the failure a response.failed or error event reports; its error.type is the
+// event's error code.
+type ResponseError struct {
+	Code, Message string
+}
+
+func (e *ResponseError) Error() string { return "openai response failed: " + e.Code + ": " + e.Message }
+
+// ErrorType returns the error code, or "response_failed" when the event had none.
+func (e *ResponseError) ErrorType() string {
+	if e.Code == "" {
+		return "response_failed"
+	}
+	return e.Code
+}
+
+// ObserveResponseEvent records one Responses API stream event on g. It returns the failure a
+// response.failed or error event reports, and sets finished once the response completed.
+func ObserveResponseEvent(g *otelitl.Generation, ev responses.ResponseStreamEventUnion, finished *bool) error {
+	switch ev.Type {
+	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
+		"response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
+		"response.custom_tool_call_input.delta", "response.mcp_call_arguments.delta",
+		"response.audio.transcript.delta":
+		if ev.Delta != "" {
+			g.Chunk(1)
+		}
+	case "response.created", "response.in_progress", "response.queued":
+		recordResponse(g, ev.Response)
+	case "response.completed", "response.incomplete":
+		recordResponse(g, ev.Response)
+		reason := "stop"
+		if ev.Type == "response.incomplete" {
+			reason = "length"
+			if r := ev.Response.IncompleteDetails.Reason; r != "" && r != "max_output_tokens" {
+				reason = r
+			}
+		}
+		g.AddFinishReason(reason)
+		*finished = true
+	case "response.failed":
+		recordResponse(g, ev.Response)
+		return &ResponseError{Code: string(ev.Response.Error.Code), Message: ev.Response.Error.Message}
+	case "error":
+		return &ResponseError{Code: ev.Code, Message: ev.Message}
+	}
+	return nil
+}
+
+func recordResponse(g *otelitl.Generation, r responses.Response) {
+	if r.ID != "" {
+		g.SetResponseID(r.ID)
+	}
+	if r.Model != "" {
+		g.SetResponseModel(string(r.Model))
+	}
+	if r.JSON.Usage.Valid() {
+		g.SetUsage(int(r.Usage.InputTokens), int(r.Usage.OutputTokens))
+	}
+}
