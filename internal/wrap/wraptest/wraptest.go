@@ -83,6 +83,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Headers returns the headers of each request the server received.
+func (s *Server) Headers() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var hs []http.Header
+	for _, r := range s.reqs {
+		hs = append(hs, r.Header.Clone())
+	}
+	return hs
+}
+
 // ContentEvents counts the scripted events that carry content.
 func (s *Server) ContentEvents() int {
 	n := 0

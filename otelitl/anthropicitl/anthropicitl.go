@@ -1,0 +1,241 @@
+// Package anthropicitl records the rhythm of streamed replies from
+// github.com/anthropics/anthropic-sdk-go/v2 with otelitl: one generation span per Messages
+// streaming call, a chunk per content_block_delta that carries text, thinking or tool input.
+//
+// The wrapper returns the SDK's own *ssestream.Stream type, so the code that reads the stream does
+// not change:
+//
+//	stream := anthropicitl.NewStreaming(ctx, in, &client.Messages, params)
+//	for stream.Next() { ... }
+//	if err := stream.Err(); err != nil { ... }
+//	stream.Close()
+//
+// # The SDK's own span
+//
+// The Anthropic SDK emits a CLIENT span of its own, "anthropic.messages.create", with
+// gen_ai.response.time_to_first_chunk but no chunk timeline. Two GenAI spans for one call would
+// count its duration and tokens twice in the itl_metrics connector and show two timelines' worth of
+// figures, so for the calls this wrapper makes it turns the SDK's span off
+// (option.WithOpenTelemetryTraces(false)) and otelitl's generation span takes its place: the same
+// gen_ai.* attributes (provider, models, id, usage, finish reasons, server) plus the timeline. The
+// SDK's other calls keep their spans. Because the SDK then sends no trace context for the call, the
+// wrapper injects the generation's context into the request headers with the global propagator, as
+// the SDK would have.
+//
+// Chunks are read off the response body as the SDK's decoder pulls it, so their times are the
+// arrivals the application sees. ping events, message_start, signature and citation deltas do not
+// count. The generation ends when the stream's body ends or fails, or when the stream is closed: a
+// stream closed before message_stop is recorded with error.type "cancelled".
+package anthropicitl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/otelitl/itl/internal/wrap"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// Provider is the gen_ai.provider.name the wrapper records.
+const Provider = "anthropic"
+
+// NewStreaming calls svc.NewStreaming (client.Messages) inside a generation span and returns its
+// stream, recording each content delta as it is read.
+func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthropic.MessageService, params anthropic.MessageNewParams, opts ...option.RequestOption) *ssestream.Stream[anthropic.MessageStreamEventUnion] {
+	ctx, g := in.Start(ctx, otelitl.Request{Operation: "chat", Provider: Provider, Model: string(params.Model)})
+	if !g.IsRecording() {
+		return svc.NewStreaming(ctx, params, opts...)
+	}
+	obs := &observer{s: wrap.Stream{G: g}}
+	opts = append(opts[:len(opts):len(opts)],
+		option.WithOpenTelemetryTraces(false),
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			g.SetServer(wrap.Server(req.URL))
+			otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+			res, err := next(req)
+			// Only a successful attempt streams; a failed one may be retried, and its error
+			// reaches the stream, where it ends the generation below.
+			if err == nil && res != nil && res.StatusCode < 300 && res.Body != nil {
+				res.Body = &body{ReadCloser: res.Body, obs: obs}
+			}
+			return res, err
+		}),
+	)
+	stream := svc.NewStreaming(ctx, params, opts...)
+	if err := stream.Err(); err != nil {
+		g.End(streamErr(err))
+	}
+	return stream
+}
+
+// streamErr names an API error by its status code.
+func streamErr(err error) error {
+	var apiErr *anthropic.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode > 0 {
+		return wrap.Status(err, apiErr.StatusCode)
+	}
+	return err
+}
+
+// StreamError is an error event in the stream; its error.type is the event's error type, such as
+// "overloaded_error".
+type StreamError struct{ Type, Message string }
+
+func (e *StreamError) Error() string     { return "anthropic stream error: " + e.Type + ": " + e.Message }
+func (e *StreamError) ErrorType() string { return e.Type }
+
+// errIncomplete ends a generation whose body ended before message_stop.
+type incomplete struct{}
+
+func (incomplete) Error() string     { return "anthropic stream ended before message_stop" }
+func (incomplete) ErrorType() string { return "incomplete_stream" }
+
+// observer reads the SSE stream as it passes to the SDK's decoder.
+type observer struct {
+	mu      sync.Mutex
+	s       wrap.Stream
+	partial []byte // the start of a line whose end has not arrived yet
+	err     error  // an error event
+}
+
+type event struct {
+	Type    string `json:"type"`
+	Message struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+		Usage usage  `json:"usage"`
+	} `json:"message"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage usage `json:"usage"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type usage struct {
+	InputTokens  *int `json:"input_tokens"`
+	OutputTokens *int `json:"output_tokens"`
+}
+
+func (u usage) record(g *otelitl.Generation) {
+	in, out := -1, -1
+	if u.InputTokens != nil {
+		in = *u.InputTokens
+	}
+	if u.OutputTokens != nil {
+		out = *u.OutputTokens
+	}
+	g.SetUsage(in, out)
+}
+
+var dataPrefix = []byte("data:")
+
+// feed takes the bytes just read and handles every line they complete.
+func (o *observer) feed(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			o.partial = append(o.partial, p...)
+			return
+		}
+		line := p[:i]
+		if len(o.partial) > 0 {
+			o.partial = append(o.partial, line...)
+			line = o.partial
+		}
+		o.line(bytes.TrimSuffix(line, []byte("\r")))
+		o.partial = o.partial[:0]
+		p = p[i+1:]
+	}
+}
+
+func (o *observer) line(line []byte) {
+	data, ok := bytes.CutPrefix(line, dataPrefix)
+	if !ok {
+		return // event names repeat the data's type; comments and ids say nothing here
+	}
+	var ev event
+	if json.Unmarshal(bytes.TrimSpace(data), &ev) != nil {
+		return // the SDK reports what it cannot decode
+	}
+	g := o.s.G
+	switch ev.Type {
+	case "content_block_delta":
+		d := ev.Delta
+		if d.Text != "" || d.Thinking != "" || d.PartialJSON != "" {
+			g.Chunk(1)
+		}
+	case "message_start":
+		g.SetResponseID(ev.Message.ID)
+		g.SetResponseModel(ev.Message.Model)
+		ev.Message.Usage.record(g)
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			g.AddFinishReason(ev.Delta.StopReason)
+		}
+		ev.Usage.record(g)
+	case "message_stop":
+		o.s.Finished = true
+	case "error":
+		o.err = &StreamError{Type: ev.Error.Type, Message: ev.Error.Message}
+	}
+}
+
+// body observes the response body of a successful attempt.
+type body struct {
+	io.ReadCloser
+	obs *observer
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	o := b.obs
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.feed(p[:n])
+	switch {
+	case o.err != nil:
+		o.s.Done(o.err)
+	case err == io.EOF:
+		if len(o.partial) > 0 {
+			o.line(o.partial)
+			o.partial = o.partial[:0]
+		}
+		if o.err != nil {
+			o.s.Done(o.err)
+		} else if o.s.Finished {
+			o.s.Done(nil)
+		} else {
+			o.s.Done(incomplete{})
+		}
+	case err != nil:
+		o.s.Done(err)
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	err := b.ReadCloser.Close()
+	b.obs.mu.Lock()
+	b.obs.s.Closed()
+	b.obs.mu.Unlock()
+	return err
+}

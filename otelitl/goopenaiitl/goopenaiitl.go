@@ -1,0 +1,144 @@
+// Package goopenaiitl records the rhythm of streamed replies from github.com/sashabaranov/go-openai
+// with otelitl: one generation span per chat completion stream, a chunk per response that carries
+// generated content (text, refusal, reasoning_content, tool-call or function-call arguments).
+//
+// CreateChatCompletionStream returns a stream with the SDK stream's methods (Recv, Close, Header,
+// ...), so the reading loop does not change:
+//
+//	stream, err := goopenaiitl.CreateChatCompletionStream(ctx, in, client, req)
+//	if err != nil { ... }
+//	defer stream.Close()
+//	for {
+//		resp, err := stream.Recv()
+//		if errors.Is(err, io.EOF) { break }
+//		...
+//	}
+//
+// The generation ends at io.EOF, at an error, or at Close; a stream closed before the reply
+// finished is recorded with error.type "cancelled". API errors carry their HTTP status code as
+// error.type.
+package goopenaiitl
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/otelitl/itl/internal/wrap"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// Provider is the default gen_ai.provider.name.
+const Provider = "openai"
+
+type config struct {
+	baseURL  string
+	provider string
+}
+
+// Option configures a wrapped call.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithBaseURL names the base URL the client was configured with (openai.ClientConfig.BaseURL), from
+// which server.address and server.port are recorded. The default is OpenAI's.
+func WithBaseURL(u string) Option { return optionFunc(func(c *config) { c.baseURL = u }) }
+
+// WithProvider sets gen_ai.provider.name, for OpenAI-compatible servers of other providers
+// (for example "azure.ai.openai" or "deepseek"). The default is "openai".
+func WithProvider(p string) Option { return optionFunc(func(c *config) { c.provider = p }) }
+
+// ChatCompletionStream is the SDK's stream with its Recv and Close observed.
+type ChatCompletionStream struct {
+	*openai.ChatCompletionStream
+	s wrap.Stream
+}
+
+// CreateChatCompletionStream calls client.CreateChatCompletionStream inside a generation span.
+func CreateChatCompletionStream(ctx context.Context, in *otelitl.Instrumentation, client *openai.Client, req openai.ChatCompletionRequest, opts ...Option) (*ChatCompletionStream, error) {
+	c := config{baseURL: openai.DefaultConfig("").BaseURL, provider: Provider}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	addr, port := wrap.ServerOf(c.baseURL)
+	ctx, g := in.Start(ctx, otelitl.Request{Operation: "chat", Provider: c.provider, Model: req.Model, ServerAddress: addr, ServerPort: port})
+	inner, err := client.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		g.End(apiErr(err))
+		return nil, err
+	}
+	return &ChatCompletionStream{ChatCompletionStream: inner, s: wrap.Stream{G: g}}, nil
+}
+
+// Recv returns the next response of the stream, recording it.
+func (s *ChatCompletionStream) Recv() (openai.ChatCompletionStreamResponse, error) {
+	resp, err := s.ChatCompletionStream.Recv()
+	switch {
+	case errors.Is(err, io.EOF):
+		s.s.Done(nil)
+	case err != nil:
+		s.s.Done(apiErr(err))
+	default:
+		Observe(s.s.G, resp, &s.s.Finished)
+	}
+	return resp, err
+}
+
+// Close closes the stream and ends its generation if the stream has not ended yet.
+func (s *ChatCompletionStream) Close() error {
+	s.ChatCompletionStream.Close()
+	s.s.Closed()
+	return nil
+}
+
+// Observe records one stream response on g: a chunk when it carries generated content, the
+// response id and model, finish reasons and usage. finished is set once the reply is known to be
+// complete.
+func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse, finished *bool) {
+	if r.ID != "" {
+		g.SetResponseID(r.ID)
+	}
+	if r.Model != "" {
+		g.SetResponseModel(r.Model)
+	}
+	if r.Usage != nil {
+		g.SetUsage(r.Usage.PromptTokens, r.Usage.CompletionTokens)
+		*finished = true
+	}
+	content := false
+	for _, ch := range r.Choices {
+		d := ch.Delta
+		if d.Content != "" || d.Refusal != "" || d.ReasoningContent != "" || (d.FunctionCall != nil && d.FunctionCall.Arguments != "") {
+			content = true
+		}
+		for _, tc := range d.ToolCalls {
+			if tc.Function.Arguments != "" {
+				content = true
+			}
+		}
+		if ch.FinishReason != "" {
+			g.AddFinishReason(string(ch.FinishReason))
+			*finished = true
+		}
+	}
+	if content {
+		g.Chunk(1)
+	}
+}
+
+func apiErr(err error) error {
+	var ae *openai.APIError
+	if errors.As(err, &ae) && ae.HTTPStatusCode > 0 {
+		return wrap.Status(err, ae.HTTPStatusCode)
+	}
+	var re *openai.RequestError
+	if errors.As(err, &re) && re.HTTPStatusCode > 0 {
+		return wrap.Status(err, re.HTTPStatusCode)
+	}
+	return err
+}
