@@ -172,4 +172,3 @@ func TestBodyEndsBeforeMessageStop(t *testing.T) {
 		t.Errorf("error.type %q, want incomplete_stream", got)
 	}
 }
-
