@@ -47,25 +47,26 @@ func perReply(b *testing.B, begin func(), chunk func(), finish func()) {
 	finish()
 }
 
-// BenchmarkChunk is the hot path: one chunk recorded on a sampled generation.
-func BenchmarkChunk(b *testing.B) {
-	in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)))
-	var g *otelitl.Generation
-	perReply(b,
-		func() { _, g = in.Start(context.Background(), req) },
-		func() { g.Chunk(1) },
-		func() { g.End(nil) })
-}
-
-// BenchmarkSpanAddEvent is what the hot path costs with one span event per chunk, the way other
-// instrumentations record chunks, on the same SDK. Compare it with BenchmarkChunk in the same run.
-func BenchmarkSpanAddEvent(b *testing.B) {
-	tracer := benchProvider(b).Tracer("bench")
-	var span trace.Span
-	perReply(b,
-		func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
-		func() { span.AddEvent(otelitl.ChunkEventName) },
-		func() { span.End() })
+// BenchmarkPerChunk is the hot path, side by side: one chunk recorded by otelitl's Chunk on a
+// sampled generation, against one span.AddEvent per chunk on the same SDK, the way other
+// instrumentations record chunks. Compare with benchstat -col /impl.
+func BenchmarkPerChunk(b *testing.B) {
+	b.Run("impl=otelitl", func(b *testing.B) {
+		in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)))
+		var g *otelitl.Generation
+		perReply(b,
+			func() { _, g = in.Start(context.Background(), req) },
+			func() { g.Chunk(1) },
+			func() { g.End(nil) })
+	})
+	b.Run("impl=span.AddEvent", func(b *testing.B) {
+		tracer := benchProvider(b).Tracer("bench")
+		var span trace.Span
+		perReply(b,
+			func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
+			func() { span.AddEvent(otelitl.ChunkEventName) },
+			func() { span.End() })
+	})
 }
 
 // BenchmarkChunkNotRecording is Chunk on an unsampled generation without metrics.
@@ -81,7 +82,7 @@ func BenchmarkChunkNotRecording(b *testing.B) {
 // and ending it through the SDK, per encoding. Chunks are recorded outside the timer.
 func BenchmarkEnd1000(b *testing.B) {
 	for _, enc := range []otelitl.Encoding{otelitl.EncodingEvents, otelitl.EncodingCompact} {
-		b.Run(enc.String(), func(b *testing.B) {
+		b.Run("enc="+enc.String(), func(b *testing.B) {
 			tp := sdktrace.NewTracerProvider(
 				sdktrace.WithSyncer(tracetest.NewNoopExporter()),
 				sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{EventCountLimit: 1000, AttributeCountLimit: 128, AttributeValueLengthLimit: -1, AttributePerEventCountLimit: 128, LinkCountLimit: 128, AttributePerLinkCountLimit: 128}),
@@ -109,7 +110,7 @@ func BenchmarkEnd1000(b *testing.B) {
 // encoding (B/chunk), as the OTLP exporter would send it.
 func BenchmarkWireBytes(b *testing.B) {
 	for _, enc := range []otelitl.Encoding{otelitl.EncodingEvents, otelitl.EncodingCompact} {
-		b.Run(enc.String(), func(b *testing.B) {
+		b.Run("enc="+enc.String(), func(b *testing.B) {
 			size, gz := wireBytes(b, enc, 1000)
 			for b.Loop() {
 				_ = size

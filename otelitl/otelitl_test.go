@@ -466,3 +466,35 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+func TestErrorTypeNames(t *testing.T) {
+	for err, want := range map[error]string{
+		context.Canceled:                         "cancelled",
+		fmt.Errorf("read: %w", context.Canceled): "cancelled",
+		context.DeadlineExceeded:                 "timeout",
+		fmt.Errorf("x: %w", rateLimited{}):       "rate_limited",
+		&customErr{}:                             "*otelitl_test.customErr",
+	} {
+		if got := otelitl.ErrorType(err).Value.AsString(); got != want {
+			t.Errorf("ErrorType(%v) = %q, want %q", err, got, want)
+		}
+	}
+}
+
+type customErr struct{}
+
+func (*customErr) Error() string { return "custom" }
+
+func TestSetServer(t *testing.T) {
+	tp, exp := newTracing(t)
+	_, g := otelitl.New(otelitl.WithTracerProvider(tp)).Start(context.Background(), otelitl.Request{Model: "m"})
+	g.SetServer("127.0.0.1", 8080)
+	g.End(nil)
+	a := attrMap(exp.GetSpans()[0].Attributes)
+	if a[semconv.ServerAddressKey].AsString() != "127.0.0.1" || a[semconv.ServerPortKey].AsInt64() != 8080 {
+		t.Errorf("server %v:%v", a[semconv.ServerAddressKey], a[semconv.ServerPortKey])
+	}
+	if exp.GetSpans()[0].Name != "chat m" {
+		t.Errorf("an empty operation defaults to chat: %q", exp.GetSpans()[0].Name)
+	}
+}
