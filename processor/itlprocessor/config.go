@@ -1,0 +1,65 @@
+package itlprocessor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// Config configures the itl processor.
+type Config struct {
+	// StallThreshold is the gap above which a gap counts as a stall (otelitl.stalls).
+	StallThreshold time.Duration `mapstructure:"stall_threshold"`
+	// ChunkEventNames are the span event names read as chunk arrivals, highest priority first.
+	ChunkEventNames []string `mapstructure:"chunk_event_names"`
+	// CompactEvents rewrites a complete event timeline into the compact otelitl.chunk.offsets_us
+	// (and otelitl.chunk.tokens) attributes and removes its events, to cut stored span size.
+	CompactEvents bool `mapstructure:"compact_events"`
+	// DropTimeline removes the timeline (compact attributes or chunk events) after annotating.
+	DropTimeline bool `mapstructure:"drop_timeline"`
+	// MaxChunks is the most chunks read from one span; a longer timeline is left alone and counted
+	// as malformed (too_many_chunks), so that one span cannot cost unbounded time or memory.
+	MaxChunks int `mapstructure:"max_chunks"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the configuration and says how to fix what is wrong.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.StallThreshold <= 0 {
+		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; a common value is 250ms", c.StallThreshold))
+	}
+	errs = append(errs, ValidateEventNames("chunk_event_names", c.ChunkEventNames))
+	if c.MaxChunks <= 0 {
+		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", c.MaxChunks, defaultMaxChunks))
+	}
+	if c.CompactEvents && c.DropTimeline {
+		errs = append(errs, errors.New("compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"))
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateEventNames checks a list of chunk event names: at least one, none empty, none twice.
+// field names the configuration key in the message.
+func ValidateEventNames(field string, names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("%s: must list at least one event name, such as otelitl.chunk", field)
+	}
+	seen := map[string]bool{}
+	for i, n := range names {
+		if n == "" {
+			return fmt.Errorf("%s[%d]: an event name must not be empty", field, i)
+		}
+		if seen[n] {
+			return fmt.Errorf("%s[%d]: %q is listed twice; list each name once, highest priority first", field, i, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
