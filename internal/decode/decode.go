@@ -4,6 +4,7 @@
 package decode
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -362,4 +363,23 @@ func ErrorType(span ptrace.Span) string {
 		return "_OTHER"
 	}
 	return ""
+}
+
+// ValidateEventNames checks a list of chunk event names: at least one, none empty, none twice.
+// field names the configuration key in the message.
+func ValidateEventNames(field string, names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("%s: must list at least one event name, such as otelitl.chunk", field)
+	}
+	seen := map[string]bool{}
+	for i, n := range names {
+		if n == "" {
+			return fmt.Errorf("%s[%d]: an event name must not be empty", field, i)
+		}
+		if seen[n] {
+			return fmt.Errorf("%s[%d]: %q is listed twice; list each name once, highest priority first", field, i, n)
+		}
+		seen[n] = true
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelitl/itl/internal/decode"
 )
 
 // Config configures the itl processor.
@@ -35,7 +37,7 @@ func (c *Config) Validate() error {
 	if c.StallThreshold <= 0 {
 		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; a common value is 250ms", c.StallThreshold))
 	}
-	errs = append(errs, ValidateEventNames("chunk_event_names", c.ChunkEventNames))
+	errs = append(errs, decode.ValidateEventNames("chunk_event_names", c.ChunkEventNames))
 	if c.MaxChunks <= 0 {
 		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", c.MaxChunks, defaultMaxChunks))
 	}
@@ -43,23 +45,4 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"))
 	}
 	return errors.Join(errs...)
-}
-
-// ValidateEventNames checks a list of chunk event names: at least one, none empty, none twice.
-// field names the configuration key in the message.
-func ValidateEventNames(field string, names []string) error {
-	if len(names) == 0 {
-		return fmt.Errorf("%s: must list at least one event name, such as otelitl.chunk", field)
-	}
-	seen := map[string]bool{}
-	for i, n := range names {
-		if n == "" {
-			return fmt.Errorf("%s[%d]: an event name must not be empty", field, i)
-		}
-		if seen[n] {
-			return fmt.Errorf("%s[%d]: %q is listed twice; list each name once, highest priority first", field, i, n)
-		}
-		seen[n] = true
-	}
-	return nil
 }

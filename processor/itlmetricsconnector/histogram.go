@@ -1,0 +1,193 @@
+package itlmetricsconnector
+
+import (
+	"sort"
+
+	"github.com/lightstep/go-expohisto/structure"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelitl/itl/internal/timeline"
+)
+
+// metricDef describes one histogram the connector emits.
+type metricDef struct {
+	name, unit, description string
+	key                     string // its key under histogram.explicit.buckets
+	defaults                []float64
+	buckets                 func(*BucketsConfig) []float64
+}
+
+const (
+	hTTFT = iota
+	hGap
+	hDuration
+	hTokens
+	hTPOT
+	hGapMax
+	numHists
+)
+
+var metricDefs = [numHists]metricDef{
+	hTTFT: {"gen_ai.client.operation.time_to_first_chunk", "s", "Time to receive the first chunk of a streamed response.",
+		"time_to_first_chunk", timeline.DurationBuckets, func(b *BucketsConfig) []float64 { return b.TimeToFirstChunk }},
+	hGap: {"gen_ai.client.operation.time_per_output_chunk", "s", "Time between consecutive chunks of a streamed response after the first: one observation per gap.",
+		"time_per_output_chunk", timeline.GapBuckets, func(b *BucketsConfig) []float64 { return b.TimePerOutputChunk }},
+	hDuration: {"gen_ai.client.operation.duration", "s", "GenAI operation duration.",
+		"duration", timeline.DurationBuckets, func(b *BucketsConfig) []float64 { return b.Duration }},
+	hTokens: {"gen_ai.client.token.usage", "{token}", "Number of input and output tokens used.",
+		"token_usage", timeline.TokenBuckets, func(b *BucketsConfig) []float64 { return b.TokenUsage }},
+	hTPOT: {"otelitl.time_per_output_token", "s", "Decode time per output token after the first chunk.",
+		"time_per_output_token", timeline.GapBuckets, func(b *BucketsConfig) []float64 { return b.TimePerOutputToken }},
+	hGapMax: {"otelitl.chunk.gap.max", "s", "The largest gap between chunks of a streamed response.",
+		"gap_max", timeline.GapBuckets, func(b *BucketsConfig) []float64 { return b.GapMax }},
+}
+
+// stallsDef is the one sum.
+var stallsDef = struct{ name, unit, description string }{"otelitl.stalls", "{gap}", "Gaps between chunks longer than the stall threshold."}
+
+// exemplar links an observation to the span it came from.
+type exemplar struct {
+	value   float64
+	ts      pcommon.Timestamp
+	traceID pcommon.TraceID
+	spanID  pcommon.SpanID
+}
+
+// reservoir keeps the exemplars of the largest values seen, at most cap(r.ex): those are the ones
+// an operator looking at a tail percentile wants to open.
+type reservoir struct{ ex []exemplar }
+
+func (r *reservoir) offer(e exemplar) {
+	if cap(r.ex) == 0 {
+		return
+	}
+	if len(r.ex) < cap(r.ex) {
+		r.ex = append(r.ex, e)
+		return
+	}
+	lo := 0
+	for i := range r.ex {
+		if r.ex[i].value < r.ex[lo].value {
+			lo = i
+		}
+	}
+	if e.value > r.ex[lo].value {
+		r.ex[lo] = e
+	}
+}
+
+func (r *reservoir) copyTo(dst pmetric.ExemplarSlice) {
+	dst.EnsureCapacity(len(r.ex))
+	for _, e := range r.ex {
+		pe := dst.AppendEmpty()
+		pe.SetDoubleValue(e.value)
+		pe.SetTimestamp(e.ts)
+		pe.SetTraceID(e.traceID)
+		pe.SetSpanID(e.spanID)
+	}
+}
+
+// hist aggregates one histogram data point.
+type hist interface {
+	observe(v float64)
+	count() uint64
+	reset()
+	// write appends the point to the metric, which already has the right type.
+	write(m pmetric.Metric, attrs pcommon.Map, start, now pcommon.Timestamp)
+	exemplars() *reservoir
+}
+
+type explicitHist struct {
+	bounds   []float64 // shared, read-only
+	counts   []uint64
+	sum      float64
+	n        uint64
+	min, max float64
+	res      reservoir
+}
+
+func newExplicit(bounds []float64, exemplars int) *explicitHist {
+	return &explicitHist{bounds: bounds, counts: make([]uint64, len(bounds)+1), res: reservoir{ex: make([]exemplar, 0, exemplars)}}
+}
+
+func (h *explicitHist) observe(v float64) {
+	// Bucket i holds (bounds[i-1], bounds[i]]: the first bound >= v.
+	h.counts[sort.SearchFloat64s(h.bounds, v)]++
+	h.sum += v
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n++
+}
+
+func (h *explicitHist) count() uint64         { return h.n }
+func (h *explicitHist) exemplars() *reservoir { return &h.res }
+
+func (h *explicitHist) reset() {
+	clear(h.counts)
+	h.sum, h.n, h.min, h.max = 0, 0, 0, 0
+	h.res.ex = h.res.ex[:0]
+}
+
+func (h *explicitHist) write(m pmetric.Metric, attrs pcommon.Map, start, now pcommon.Timestamp) {
+	dp := m.Histogram().DataPoints().AppendEmpty()
+	attrs.CopyTo(dp.Attributes())
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	dp.SetCount(h.n)
+	dp.SetSum(h.sum)
+	if h.n > 0 {
+		dp.SetMin(h.min)
+		dp.SetMax(h.max)
+	}
+	dp.ExplicitBounds().FromRaw(h.bounds)
+	dp.BucketCounts().FromRaw(h.counts)
+	h.res.copyTo(dp.Exemplars())
+}
+
+type expoHist struct {
+	h   structure.Histogram[float64]
+	res reservoir
+}
+
+func newExpo(maxSize int32, exemplars int) *expoHist {
+	e := &expoHist{res: reservoir{ex: make([]exemplar, 0, exemplars)}}
+	e.h.Init(structure.NewConfig(structure.WithMaxSize(maxSize)))
+	return e
+}
+
+func (e *expoHist) observe(v float64)     { e.h.Update(v) }
+func (e *expoHist) count() uint64         { return e.h.Count() }
+func (e *expoHist) exemplars() *reservoir { return &e.res }
+func (e *expoHist) reset()                { e.h.Clear(); e.res.ex = e.res.ex[:0] }
+
+func (e *expoHist) write(m pmetric.Metric, attrs pcommon.Map, start, now pcommon.Timestamp) {
+	dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
+	attrs.CopyTo(dp.Attributes())
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	agg := &e.h
+	dp.SetCount(agg.Count())
+	dp.SetSum(agg.Sum())
+	if agg.Count() != 0 {
+		dp.SetMin(agg.Min())
+		dp.SetMax(agg.Max())
+	}
+	dp.SetZeroCount(agg.ZeroCount())
+	dp.SetScale(agg.Scale())
+	for _, half := range []struct {
+		in  *structure.Buckets
+		out pmetric.ExponentialHistogramDataPointBuckets
+	}{{agg.Positive(), dp.Positive()}, {agg.Negative(), dp.Negative()}} {
+		half.out.SetOffset(half.in.Offset())
+		half.out.BucketCounts().EnsureCapacity(int(half.in.Len()))
+		for i := uint32(0); i < half.in.Len(); i++ {
+			half.out.BucketCounts().Append(half.in.At(i))
+		}
+	}
+	e.res.copyTo(dp.Exemplars())
+}
