@@ -56,6 +56,7 @@ type itlMetrics struct {
 	delta    bool
 
 	decoders sync.Pool
+	bounds   [numHists]*bounds // explicit boundaries per histogram
 
 	mu       sync.Mutex
 	series   map[string]*series
@@ -97,6 +98,13 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok {
 			c.instance = v.AsString()
 		}
+	}
+	for h, def := range metricDefs {
+		b := def.buckets(&cfg.Histogram.Explicit.Buckets)
+		if b == nil {
+			b = def.defaults
+		}
+		c.bounds[h] = newBounds(b)
 	}
 	dcfg := decode.Config{ChunkEventNames: cfg.ChunkEventNames, MaxChunks: cfg.MaxChunks}
 	c.decoders.New = func() any { return decode.New(dcfg) }
@@ -316,11 +324,7 @@ func (c *itlMetrics) newHist(h int) hist {
 	if c.cfg.Histogram.Exponential.MaxSize > 0 {
 		return newExpo(c.cfg.Histogram.Exponential.MaxSize, ex)
 	}
-	b := metricDefs[h].buckets(&c.cfg.Histogram.Explicit.Buckets)
-	if b == nil {
-		b = metricDefs[h].defaults
-	}
-	return newExplicit(b, ex)
+	return newExplicit(c.bounds[h], ex)
 }
 
 func (c *itlMetrics) newSeries(attrs pcommon.Map, now time.Time) *series {
@@ -371,9 +375,7 @@ func (c *itlMetrics) record(s *series, sf *spanFigures) {
 	}
 	if f.HasGaps {
 		g := s.hists[hGap]
-		for i := range sf.tl.GapCount() {
-			g.observe(sf.tl.Gap(i))
-		}
+		g.observeGaps(sf.tl.Offsets)
 		ex.value = f.MaxGap // the span's worst gap is the one worth linking
 		g.exemplars().offer(ex)
 		s.hists[hGapMax].observe(f.MaxGap)

@@ -1,7 +1,8 @@
 package itlmetricsconnector
 
 import (
-	"sort"
+	"math"
+	"math/bits"
 
 	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -91,6 +92,9 @@ func (r *reservoir) copyTo(dst pmetric.ExemplarSlice) {
 // hist aggregates one histogram data point.
 type hist interface {
 	observe(v float64)
+	// observeGaps observes every gap between consecutive offsets (nanoseconds), in seconds: the
+	// connector's hot loop, kept free of per-gap interface calls.
+	observeGaps(offsets []int64)
 	count() uint64
 	reset()
 	// write appends the point to the metric, which already has the right type.
@@ -98,8 +102,41 @@ type hist interface {
 	exemplars() *reservoir
 }
 
+// bounds are a histogram's explicit boundaries with a lookup table that finds a gap's bucket in a
+// step or two: start[k] counts the boundaries below 2^(k-1) ns, so every one of them is below any
+// gap of k significant bits, and the search for that gap starts there.
+type bounds struct {
+	b     []float64
+	start [65]int
+}
+
+func newBounds(b []float64) *bounds {
+	bs := &bounds{b: b}
+	for k := 1; k <= 64; k++ {
+		low := timeline.Seconds(int64(uint64(1) << (k - 1) & (1<<63 - 1)))
+		if k == 64 {
+			low = math.MaxFloat64
+		}
+		bs.start[k] = bucket(b, low) // the boundaries strictly below low
+	}
+	return bs
+}
+
+// gapBucket returns bucket(b, Seconds(ns)) for ns >= 0, starting from the table.
+func (bs *bounds) gapBucket(ns int64, v float64) int {
+	i := 0
+	if ns > 0 {
+		i = bs.start[bits.Len64(uint64(ns))]
+	}
+	for i < len(bs.b) && bs.b[i] < v {
+		i++
+	}
+	return i
+}
+
 type explicitHist struct {
-	bounds   []float64 // shared, read-only
+	bs       *bounds // shared, read-only
+	bounds   []float64
 	counts   []uint64
 	sum      float64
 	n        uint64
@@ -107,13 +144,12 @@ type explicitHist struct {
 	res      reservoir
 }
 
-func newExplicit(bounds []float64, exemplars int) *explicitHist {
-	return &explicitHist{bounds: bounds, counts: make([]uint64, len(bounds)+1), res: reservoir{ex: make([]exemplar, 0, exemplars)}}
+func newExplicit(bs *bounds, exemplars int) *explicitHist {
+	return &explicitHist{bs: bs, bounds: bs.b, counts: make([]uint64, len(bs.b)+1), res: reservoir{ex: make([]exemplar, 0, exemplars)}}
 }
 
 func (h *explicitHist) observe(v float64) {
-	// Bucket i holds (bounds[i-1], bounds[i]]: the first bound >= v.
-	h.counts[sort.SearchFloat64s(h.bounds, v)]++
+	h.counts[bucket(h.bounds, v)]++
 	h.sum += v
 	if h.n == 0 || v < h.min {
 		h.min = v
@@ -122,6 +158,46 @@ func (h *explicitHist) observe(v float64) {
 		h.max = v
 	}
 	h.n++
+}
+
+// bucket returns the index of the bucket (bounds[i-1], bounds[i]] that holds v: the first bound
+// >= v, or len(bounds). A hand-rolled binary search: sort.SearchFloat64s costs a closure call per
+// step, and this runs once per gap.
+func bucket(bounds []float64, v float64) int {
+	lo, hi := 0, len(bounds)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bounds[mid] < v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+func (h *explicitHist) observeGaps(offsets []int64) {
+	if len(offsets) < 2 {
+		return
+	}
+	sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+	bs := h.bs
+	for i := 1; i < len(offsets); i++ {
+		ns := offsets[i] - offsets[i-1]
+		v := timeline.Seconds(ns)
+		h.counts[bs.gapBucket(ns, v)]++
+		sum += v
+		lo = min(lo, v)
+		hi = max(hi, v)
+	}
+	if h.n == 0 || lo < h.min {
+		h.min = lo
+	}
+	if h.n == 0 || hi > h.max {
+		h.max = hi
+	}
+	h.sum += sum
+	h.n += uint64(len(offsets) - 1)
 }
 
 func (h *explicitHist) count() uint64         { return h.n }
@@ -160,7 +236,14 @@ func newExpo(maxSize int32, exemplars int) *expoHist {
 	return e
 }
 
-func (e *expoHist) observe(v float64)     { e.h.Update(v) }
+func (e *expoHist) observe(v float64) { e.h.Update(v) }
+
+func (e *expoHist) observeGaps(offsets []int64) {
+	for i := 1; i < len(offsets); i++ {
+		e.h.Update(timeline.Seconds(offsets[i] - offsets[i-1]))
+	}
+}
+
 func (e *expoHist) count() uint64         { return e.h.Count() }
 func (e *expoHist) exemplars() *reservoir { return &e.res }
 func (e *expoHist) reset()                { e.h.Clear(); e.res.ex = e.res.ex[:0] }
