@@ -29,6 +29,7 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 $(STATICCHECK):
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -41,10 +42,15 @@ tools: $(STATICCHECK) $(BENCHSTAT)
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
-## bench: the benchmarks, BENCHCOUNT runs each, written to bench.out and summarised by benchstat.
+## bench: every benchmark, BENCHCOUNT runs each, side by side with benchstat (see BENCHMARKS.md).
+## Raw results go to bench.txt (root module) and bench-compare.txt (the bench/ comparison module).
 bench: $(BENCHSTAT)
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... | tee bench.out
-	$(BENCHSTAT) bench.out
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... | tee bench.txt
+	cd bench && $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) . | tee ../bench-compare.txt
+	$(BENCHSTAT) -filter '.name:PerChunk' -col /impl bench.txt
+	$(BENCHSTAT) -filter '.name:/(End1000|WireBytes)/' -col /enc bench.txt
+	$(BENCHSTAT) -filter '.name:/(ChunkNotRecording|ConsumeTraces|ProcessSpan)/' bench.txt
+	$(BENCHSTAT) -col /impl bench-compare.txt
 
 tidy:
 	$(GO) mod tidy
