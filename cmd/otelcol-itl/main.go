@@ -1,0 +1,49 @@
+// Command otelcol-itl is an OpenTelemetry Collector distribution with the itl processor and the
+// itl_metrics connector besides the standard components an LLM observability pipeline needs.
+//
+//	otelcol-itl --config exporter-config/prometheus.yaml
+//	otelcol-itl validate --config exporter-config/gateway.yaml
+//	otelcol-itl components
+package main
+
+import (
+	"log"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+	"go.opentelemetry.io/collector/otelcol"
+)
+
+// Version is the distribution's version.
+const Version = "0.1.0"
+
+// Settings returns the collector settings of the distribution.
+func Settings() otelcol.CollectorSettings {
+	return otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{
+			Command:     "otelcol-itl",
+			Description: "OpenTelemetry Collector with the otelitl components: TTFT, inter-token latency and throughput of streamed LLM replies",
+			Version:     Version,
+		},
+		Factories: Components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{
+			ResolverSettings: confmap.ResolverSettings{
+				ProviderFactories: []confmap.ProviderFactory{
+					fileprovider.NewFactory(),
+					envprovider.NewFactory(),
+					yamlprovider.NewFactory(),
+				},
+				DefaultScheme: "env",
+			},
+		},
+	}
+}
+
+func main() {
+	if err := otelcol.NewCommand(Settings()).Execute(); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/otelcol"
+	"gopkg.in/yaml.v3"
+)
+
+// shippedConfigs returns every collector configuration in exporter-config, the builder manifest
+// aside.
+func shippedConfigs(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "exporter-config", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if filepath.Base(f) != "builder-config.yaml" {
+			out = append(out, f)
+		}
+	}
+	if len(out) < 6 {
+		t.Fatalf("found only %d configs in exporter-config: %v", len(out), out)
+	}
+	return out
+}
+
+// setConfigEnv sets the variables the shipped configs take endpoints and secrets from.
+func setConfigEnv(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"OTLP_ENDPOINT":               "127.0.0.1:14317",
+		"OTLP_TOKEN":                  "test-token",
+		"OTLP_HTTP_URL":               "http://127.0.0.1:14318",
+		"PROMETHEUS_REMOTE_WRITE_URL": "http://127.0.0.1:19090/api/v1/write",
+		"TLS_CERT_FILE":               filepath.Join(dir, "cert.pem"),
+		"TLS_KEY_FILE":                filepath.Join(dir, "key.pem"),
+		"ITL_QUEUE_DIR":               filepath.Join(dir, "queue"),
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+func dryRun(t *testing.T, uri string) error {
+	t.Helper()
+	set := Settings()
+	set.ConfigProviderSettings.ResolverSettings.URIs = []string{uri}
+	col, err := otelcol.NewCollector(set)
+	if err != nil {
+		return err
+	}
+	return col.DryRun(context.Background())
+}
+
+// TestShippedConfigsValidate loads every shipped configuration into the distribution and validates
+// it, as `otelcol-itl validate` does.
+func TestShippedConfigsValidate(t *testing.T) {
+	setConfigEnv(t)
+	for _, f := range shippedConfigs(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if err := dryRun(t, "file:"+f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestBadConfigNamesTheField(t *testing.T) {
+	cfg := `
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
+processors: {itl: {stall_threshold: 0s}}
+connectors: {itl_metrics: {aggregation_temporality: sideways}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], processors: [itl], exporters: [itl_metrics]}
+    metrics: {receivers: [itl_metrics], exporters: [debug]}
+`
+	err := dryRun(t, "yaml:"+cfg)
+	if err == nil {
+		t.Fatal("want a validation error")
+	}
+	for _, want := range []string{"stall_threshold: 0s must be above 0", `aggregation_temporality: "sideways" is not known`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestComponents(t *testing.T) {
+	f, err := Components()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"receivers":  {"otlp"},
+		"processors": {"memory_limiter", "batch", "itl", "deltatocumulative"},
+		"connectors": {"itl_metrics", "span_metrics"},
+		"exporters":  {"debug", "otlp", "otlphttp", "prometheus", "prometheusremotewrite"},
+		"extensions": {"health_check", "file_storage", "pprof"},
+	}
+	have := map[string]map[string]bool{"receivers": {}, "processors": {}, "connectors": {}, "exporters": {}, "extensions": {}}
+	for k := range f.Receivers {
+		have["receivers"][k.String()] = true
+	}
+	for k := range f.Processors {
+		have["processors"][k.String()] = true
+	}
+	for k := range f.Connectors {
+		have["connectors"][k.String()] = true
+	}
+	for k := range f.Exporters {
+		have["exporters"][k.String()] = true
+	}
+	for k := range f.Extensions {
+		have["extensions"][k.String()] = true
+	}
+	for kind, names := range want {
+		for _, n := range names {
+			if !have[kind][n] {
+				t.Errorf("%s: %s missing (have %v)", kind, n, have[kind])
+			}
+		}
+	}
+}
+
+var envRef = regexp.MustCompile(`\$\{env:[A-Z0-9_]+(?::-([^}]*))?\}`)
+
+// TestReceiversStayOnLoopbackOrUseTLS fails when a shipped configuration makes a receiver listen
+// beyond localhost without TLS. Endpoints from the environment are judged by their default.
+func TestReceiversStayOnLoopbackOrUseTLS(t *testing.T) {
+	for _, f := range shippedConfigs(t) {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg struct {
+			Receivers map[string]struct {
+				Protocols map[string]struct {
+					Endpoint string         `yaml:"endpoint"`
+					TLS      map[string]any `yaml:"tls"`
+				} `yaml:"protocols"`
+			} `yaml:"receivers"`
+		}
+		if err := yaml.Unmarshal(raw, &cfg); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		checked := 0
+		for name, r := range cfg.Receivers {
+			for proto, p := range r.Protocols {
+				checked++
+				ep := envRef.ReplaceAllString(p.Endpoint, "$1")
+				host, _, err := net.SplitHostPort(ep)
+				if err != nil {
+					t.Errorf("%s: receiver %s/%s: endpoint %q has no host:port default", f, name, proto, p.Endpoint)
+					continue
+				}
+				loopback := host == "localhost" || (net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback())
+				if !loopback && p.TLS["cert_file"] == nil {
+					t.Errorf("%s: receiver %s/%s listens on %q without TLS", f, name, proto, ep)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no receiver endpoint found to check", f)
+		}
+	}
+}

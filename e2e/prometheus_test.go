@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/internal/timeline"
+	"github.com/otelitl/itl/otelitl"
+)
+
+func requireE2E(t *testing.T) {
+	t.Helper()
+	if os.Getenv("OTELITL_E2E") != "1" {
+		t.Skip("end-to-end test: run `make e2e` (part of `make test`), which installs Prometheus and sets OTELITL_E2E=1")
+	}
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// buildCollector builds cmd/otelcol-itl once per test binary.
+func buildCollector(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "otelcol-itl")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/otelcol-itl")
+	cmd.Dir = repoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building otelcol-itl: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// start runs a process until the test ends; its output goes to a log file printed on failure.
+func start(t *testing.T, name string, env []string, bin string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("--- %s log ---\n%s", name, tail(b, 4000))
+		}
+	})
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+func waitHTTP(t *testing.T, u string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(u); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s not ready within %v", u, timeout)
+}
+
+// promQuery runs an instant query and returns each series' value by the given label.
+func promQuery(t *testing.T, prom, q, by string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s %s", q, err, r.Error, body)
+	}
+	out := map[string]float64{}
+	for _, s := range r.Data.Result {
+		v, _ := strconv.ParseFloat(s.Value[1].(string), 64)
+		out[s.Metric[by]] = v
+	}
+	return out
+}
+
+// generation is one replayed reply with arrival offsets known to the nanosecond.
+type generation struct {
+	model   string
+	ttft    time.Duration
+	gaps    []time.Duration
+	tokens  int
+	failure error
+}
+
+// expected figures per model, computed from the generations independently of the collector.
+type expected struct {
+	ttfts, gaps, durations []float64
+	outTokens              float64
+	stalls                 int
+}
+
+func plan() ([]generation, map[string]*expected) {
+	var gens []generation
+	models := []string{"e2e-fast", "e2e-choppy", "e2e-spec"}
+	for i := range 30 {
+		m := models[i%3]
+		g := generation{model: m, ttft: time.Duration(150+37*i) * time.Millisecond}
+		n := 20 + i%15
+		for k := range n - 1 {
+			gap := time.Duration(12+(k*7+i)%19) * time.Millisecond
+			if m == "e2e-choppy" && k%9 == 4 {
+				gap = time.Duration(300+10*k) * time.Millisecond // stalls
+			}
+			g.gaps = append(g.gaps, gap)
+		}
+		g.tokens = n
+		if m == "e2e-spec" {
+			g.tokens = 2 * n
+		}
+		if i%10 == 7 {
+			g.failure = context.Canceled
+		}
+		gens = append(gens, g)
+	}
+	exp := map[string]*expected{}
+	for _, g := range gens {
+		e := exp[g.model]
+		if e == nil {
+			e = &expected{}
+			exp[g.model] = e
+		}
+		e.ttfts = append(e.ttfts, timeline.Seconds(int64(g.ttft)))
+		end := g.ttft
+		for _, gap := range g.gaps {
+			e.gaps = append(e.gaps, timeline.Seconds(int64(gap)))
+			end += gap
+			if gap > 250*time.Millisecond {
+				e.stalls++
+			}
+		}
+		e.durations = append(e.durations, timeline.Seconds(int64(end+5*time.Millisecond)))
+		e.outTokens += float64(g.tokens)
+	}
+	return gens, exp
+}
+
+func send(t *testing.T, endpoint string, gens []generation) {
+	t.Helper()
+	ctx := context.Background()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("e2e"))))
+	in := otelitl.New(otelitl.WithTracerProvider(tp))
+	base := time.Now().Add(-time.Minute)
+	for i, g := range gens {
+		start := base.Add(time.Duration(i) * time.Second)
+		_, gen := in.Start(ctx, otelitl.Request{Provider: "e2e", Model: g.model, StartTime: start})
+		at := start.Add(g.ttft)
+		per := g.tokens / (len(g.gaps) + 1)
+		gen.ChunkAt(at, per)
+		for _, gap := range g.gaps {
+			at = at.Add(gap)
+			gen.ChunkAt(at, per)
+		}
+		gen.EndAt(at.Add(5*time.Millisecond), g.failure)
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("exporting spans: %v", err)
+	}
+}
+
+func sum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// trueQuantile is Prometheus' notion of a quantile's rank over the raw values.
+func trueQuantile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[int(math.Ceil(q*float64(len(s))))-1]
+}
+
+// bucketOf returns the explicit bucket (lo, hi] holding v.
+func bucketOf(bounds []float64, v float64) (float64, float64) {
+	lo := 0.0
+	for _, b := range bounds {
+		if v <= b {
+			return lo, b
+		}
+		lo = b
+	}
+	return lo, math.Inf(1)
+}
+
+// TestPrometheus runs the built distribution with exporter-config/prometheus.yaml, a real Prometheus
+// scraping it, sends generations whose every arrival is known, and checks what Prometheus stores.
+func TestPrometheus(t *testing.T) {
+	requireE2E(t)
+	promBin := os.Getenv("PROMETHEUS_BIN")
+	if promBin == "" {
+		promBin = "prometheus"
+	}
+	if _, err := exec.LookPath(promBin); err != nil {
+		t.Fatalf("no Prometheus binary (%s): run `make e2e`, which installs Debian's prometheus", promBin)
+	}
+	bin := buildCollector(t)
+	otlp, scrape, health, promAddr := freePort(t), freePort(t), freePort(t), freePort(t)
+	start(t, "otelcol-itl", []string{
+		"OTLP_GRPC_ENDPOINT=" + otlp, "OTLP_HTTP_ENDPOINT=" + freePort(t), "PROMETHEUS_ENDPOINT=" + scrape,
+		"HEALTH_CHECK_ENDPOINT=" + health, "ITL_FLUSH_INTERVAL=1s",
+	}, bin, "--config", filepath.Join(repoRoot(), "exporter-config", "prometheus.yaml"))
+	waitHTTP(t, "http://"+health+"/", 30*time.Second)
+
+	dir := t.TempDir()
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(promCfg, fmt.Appendf(nil, "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: otelcol-itl\n    static_configs:\n      - targets: [%q]\n", scrape), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start(t, "prometheus", nil, promBin, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--web.enable-remote-write-receiver")
+	prom := "http://" + promAddr
+	waitHTTP(t, prom+"/-/ready", 30*time.Second)
+
+	gens, want := plan()
+	half := len(gens) / 2
+	send(t, otlp, gens[:half])
+	waitForCount(t, prom, half)
+	tokensAtHalf := promQuery(t, prom, `sum(gen_ai_client_token_usage_sum{gen_ai_token_type="output"})`, "")[""]
+	halfAt := time.Now()
+	time.Sleep(3 * time.Second)
+	send(t, otlp, gens[half:])
+	waitForCount(t, prom, len(gens))
+	time.Sleep(2 * time.Second) // one more scrape at the final values
+
+	checks := []struct {
+		metric string
+		values func(*expected) []float64
+		bounds []float64
+	}{
+		{"gen_ai_client_operation_time_to_first_chunk_seconds", func(e *expected) []float64 { return e.ttfts }, timeline.DurationBuckets},
+		{"gen_ai_client_operation_time_per_output_chunk_seconds", func(e *expected) []float64 { return e.gaps }, timeline.GapBuckets},
+		{"gen_ai_client_operation_duration_seconds", func(e *expected) []float64 { return e.durations }, timeline.DurationBuckets},
+	}
+	for _, c := range checks {
+		counts := promQuery(t, prom, "sum by (gen_ai_request_model) ("+c.metric+"_count)", "gen_ai_request_model")
+		sums := promQuery(t, prom, "sum by (gen_ai_request_model) ("+c.metric+"_sum)", "gen_ai_request_model")
+		for model, e := range want {
+			v := c.values(e)
+			if counts[model] != float64(len(v)) || math.Abs(sums[model]-sum(v)) > 1e-6 {
+				t.Errorf("%s{model=%s}: count %v sum %.9f, want %d and %.9f", c.metric, model, counts[model], sums[model], len(v), sum(v))
+			}
+			if c.metric == checks[2].metric {
+				continue
+			}
+			for _, q := range []float64{0.5, 0.9} {
+				got := promQuery(t, prom, fmt.Sprintf(`histogram_quantile(%v, sum by (le, gen_ai_request_model) (%s_bucket{gen_ai_request_model=%q}))`, q, c.metric, model), "gen_ai_request_model")[model]
+				lo, hi := bucketOf(c.bounds, trueQuantile(v, q))
+				if got < lo-1e-9 || got > hi+1e-9 {
+					t.Errorf("%s{model=%s} p%v = %v, outside the bucket (%v, %v] of the true quantile %v", c.metric, model, q*100, got, lo, hi, trueQuantile(v, q))
+				}
+			}
+		}
+	}
+	tokens := promQuery(t, prom, `sum by (gen_ai_request_model) (gen_ai_client_token_usage_sum{gen_ai_token_type="output"})`, "gen_ai_request_model")
+	stalls := promQuery(t, prom, `sum by (gen_ai_request_model) (otelitl_stalls_total)`, "gen_ai_request_model")
+	errs := promQuery(t, prom, `sum by (gen_ai_request_model) (gen_ai_client_operation_duration_seconds_count{error_type="cancelled"})`, "gen_ai_request_model")
+	var failures float64
+	for model, e := range want {
+		if tokens[model] != e.outTokens || stalls[model] != float64(e.stalls) {
+			t.Errorf("%s: output tokens %v stalls %v, want %v and %d", model, tokens[model], stalls[model], e.outTokens, e.stalls)
+		}
+		failures += errs[model]
+	}
+	if failures != 3 {
+		t.Errorf("%v cancelled generations carry error.type, want 3", failures)
+	}
+
+	// The throughput query of the README: the rate of the output token sum. The second half's
+	// tokens arrived within the window; Prometheus extrapolates rate() to the window's edges, so it
+	// is checked against the exact increase within that slack.
+	var second float64
+	for _, g := range gens[half:] {
+		second += float64(g.tokens)
+	}
+	window := time.Since(halfAt).Round(time.Second) + 2*time.Second
+	inc := promQuery(t, prom, fmt.Sprintf(`sum(increase(gen_ai_client_token_usage_sum{gen_ai_token_type="output"}[%ds]))`, int(window.Seconds())), "")[""]
+	rate := promQuery(t, prom, fmt.Sprintf(`sum(rate(gen_ai_client_token_usage_sum{gen_ai_token_type="output"}[%ds]))`, int(window.Seconds())), "")[""]
+	if tokensAtHalf <= 0 || inc < second*0.9 || inc > second*1.6 || math.Abs(rate*window.Seconds()-inc) > 1e-6*inc+1 {
+		t.Errorf("token rate: increase %v over %v (rate %v/s), want about %v", inc, window, rate, second)
+	}
+}
+
+// waitForCount waits until Prometheus holds n generations (duration counts over every model).
+func waitForCount(t *testing.T, prom string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var got float64
+	for time.Now().Before(deadline) {
+		got = promQuery(t, prom, "sum(gen_ai_client_operation_duration_seconds_count)", "")[""]
+		if got == float64(n) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	names := promQuery(t, prom, `count by (__name__) ({job="otelcol-itl"})`, "__name__")
+	t.Fatalf("Prometheus holds %v generations after 60s, want %d; series names: %v", got, n, names)
+}
