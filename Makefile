@@ -12,13 +12,38 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all test check fmt vet staticcheck bench benchstat tools tidy
+.PHONY: all test unit fuzz fuzz-short e2e ocb check fmt vet staticcheck bench benchstat tools tidy
 
 all: check
 
-## test: every unit and integration test, under the race detector.
-test:
+## test: everything the project's tests need: unit and integration tests under the race detector,
+## the end-to-end test on a real Prometheus, and the ocb build of the distribution.
+test: unit fuzz-short e2e ocb
+
+## unit: go test -race over the module (the end-to-end tests skip themselves here).
+unit:
 	$(GO) test -race -count=1 ./...
+
+## e2e: installs Prometheus when missing, then runs the built otelcol-itl against it.
+e2e:
+	scripts/install-prometheus.sh
+	OTELITL_E2E=1 $(GO) test -count=1 -v -run . ./e2e/
+
+## fuzz: each fuzz target for FUZZTIME (default 60s); fuzz-short is the CI pass. Seeds are the f.Add
+## calls of each target; an input that fails is saved under the package's testdata/fuzz and replays in every go test.
+FUZZTIME ?= 60s
+FUZZ_TARGETS := FuzzDecode:./internal/decode FuzzConfig:./processor/itlprocessor FuzzConfig:./processor/itlmetricsconnector
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzzing $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
+	done
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+## ocb: builds the distribution from exporter-config/builder-config.yaml and validates the configs with it.
+ocb:
+	scripts/ocb-check.sh
 
 ## check: gofmt, go vet, staticcheck, then the tests.
 check: fmt vet staticcheck test

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -343,6 +344,8 @@ func TestPrometheus(t *testing.T) {
 		t.Errorf("%v cancelled generations carry error.type, want 3", failures)
 	}
 
+	checkDashboard(t, prom)
+
 	// The throughput query of the README: the rate of the output token sum. The second half's
 	// tokens arrived within the window; Prometheus extrapolates rate() to the window's edges, so it
 	// is checked against the exact increase within that slack.
@@ -372,4 +375,38 @@ func waitForCount(t *testing.T, prom string, n int) {
 	}
 	names := promQuery(t, prom, `count by (__name__) ({job="otelcol-itl"})`, "__name__")
 	t.Fatalf("Prometheus holds %v generations after 60s, want %d; series names: %v", got, n, names)
+}
+
+// checkDashboard runs every query of the shipped Grafana dashboard against the real Prometheus:
+// each must parse and return series, so that the dashboard cannot drift from the metric names.
+func checkDashboard(t *testing.T, prom string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "exporter-config", "grafana", "itl-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	queries := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			q := strings.NewReplacer("$__rate_interval", "1m", "$provider", ".*", "$model", ".*").Replace(tg.Expr)
+			if res := promQuery(t, prom, q, "gen_ai_request_model"); len(res) == 0 {
+				t.Errorf("dashboard panel %q: query returned no series: %s", p.Title, q)
+			}
+			queries++
+		}
+	}
+	if queries < 8 {
+		t.Errorf("only %d dashboard queries checked", queries)
+	}
 }

@@ -29,8 +29,8 @@ const (
 var DefaultChunkEventNames = []string{otelitl.ChunkEventName, "gen_ai.content.completion.chunk", "llm.content.completion.chunk"}
 
 // DefaultMaxChunks bounds the chunks read from one span, so that one hostile span cannot cost
-// unbounded time and memory. A real reply is far below it.
-const DefaultMaxChunks = 1 << 20
+// unbounded time and memory: 262,144 chunks, above the longest replies models produce today.
+const DefaultMaxChunks = 1 << 18
 
 // Source says where a timeline was read from.
 type Source int

@@ -30,6 +30,10 @@ const (
 	keySep         = 0xff // never in UTF-8 text: separates dimension values in a series key
 	keyMissing     = 0xfe // marks a dimension the span does not have
 	overflowSeries = "\xfd"
+	// maxErrorTypes bounds the error.type values one series keeps duration points for (success
+	// included, and otherErrorType itself); further values are recorded as otherErrorType.
+	maxErrorTypes  = 16
+	otherErrorType = "_OTHER"
 )
 
 // series holds the aggregates of one combination of dimension values.
@@ -344,10 +348,14 @@ func (c *itlMetrics) record(s *series, sf *spanFigures) {
 	s.dirty = true
 	ex := sf.ex
 	if sf.hasDuration {
-		h, ok := s.durations[sf.errType]
+		et := sf.errType
+		if _, ok := s.durations[et]; !ok && len(s.durations) >= maxErrorTypes-1 {
+			et = otherErrorType // a client inventing error types must not grow the series without bound
+		}
+		h, ok := s.durations[et]
 		if !ok {
 			h = c.newHist(hDuration)
-			s.durations[sf.errType] = h
+			s.durations[et] = h
 		}
 		h.observe(sf.duration)
 		ex.value = sf.duration

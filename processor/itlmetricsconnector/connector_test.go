@@ -500,3 +500,27 @@ func TestMetricsExpiration(t *testing.T) {
 		t.Errorf("%d series left after expiration, %d flushes", n, len(sink.AllMetrics()))
 	}
 }
+
+func TestErrorTypesAreBounded(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	td := ptrace.NewTraces()
+	for i := range 100 {
+		genSpan(td, "m", byte(i), 100, 10)
+		s := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+		s.Attributes().PutStr("error.type", fmt.Sprintf("invented-%d", i))
+	}
+	_ = c.ConsumeTraces(context.Background(), td)
+	_ = c.flush(context.Background())
+	var points int
+	var total uint64
+	forMetric(sink.AllMetrics()[0], "gen_ai.client.operation.duration", func(m pmetric.Metric) {
+		points = m.Histogram().DataPoints().Len()
+		for i := range points {
+			total += m.Histogram().DataPoints().At(i).Count()
+		}
+	})
+	if points > maxErrorTypes || total != 100 {
+		t.Errorf("%d duration points for 100 error types (bound %d), %d observations (want 100)", points, maxErrorTypes, total)
+	}
+}

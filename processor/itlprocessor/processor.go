@@ -23,6 +23,9 @@ const (
 	GapP99Key = "otelitl.chunk.gap.p99"
 	GapMaxKey = "otelitl.chunk.gap.max"
 	StallsKey = "otelitl.stalls"
+	// SkippedKey marks a timeline the processor did not read because it has more chunks than
+	// max_chunks; its value is the reason.
+	SkippedKey = "otelitl.timeline.skipped"
 )
 
 type itlProcessor struct {
@@ -98,6 +101,11 @@ func (p *itlProcessor) processSpan(ctx context.Context, d *decode.Decoder, span 
 	}
 	if !r.Valid {
 		p.malformed.Add(ctx, 1, p.reasons[r.Reason])
+		if r.Reason == decode.ReasonTooManyChunks {
+			// Not wrong, only too long to read: say so on the span, so that a missing annotation
+			// is explained where it is seen.
+			span.Attributes().PutStr(SkippedKey, string(r.Reason))
+		}
 		if ce := p.logger.Check(zap.DebugLevel, "malformed chunk timeline; span passed through untouched"); ce != nil {
 			ce.Write(zap.String("reason", string(r.Reason)), zap.Stringer("trace_id", span.TraceID()),
 				zap.Stringer("span_id", span.SpanID()), zap.String("span_name", span.Name()))

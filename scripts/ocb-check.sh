@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the distribution from exporter-config/builder-config.yaml with the OpenTelemetry Collector
+# Builder (ocb) and validates every shipped config with the binary it built, so that the manifest
+# cannot rot. Run from anywhere; needs only Go and the module proxy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OCB_VERSION=v0.165.0
+BIN="$PWD/.bin"
+if [ ! -x "$BIN/builder" ] || ! "$BIN/builder" version 2>&1 | grep -q "$OCB_VERSION"; then
+  echo "installing ocb $OCB_VERSION into .bin"
+  GOBIN="$BIN" go install "go.opentelemetry.io/collector/cmd/builder@$OCB_VERSION"
+fi
+mkdir -p dist
+echo "building dist/otelcol-itl-ocb with ocb (about a minute or two)"
+"$BIN/builder" --config exporter-config/builder-config.yaml > dist/ocb.log 2>&1 || { cat dist/ocb.log; exit 1; }
+bin=dist/otelcol-itl-ocb/otelcol-itl
+# shellcheck source=scripts/config-env.sh
+. scripts/config-env.sh
+trap 'rm -rf "$tmp_env_dir"' EXIT
+for f in exporter-config/*.yaml; do
+  [ "$(basename "$f")" = builder-config.yaml ] && continue
+  "$bin" validate --config "$f" || { echo "FAIL: $f does not validate with the ocb-built distribution"; exit 1; }
+  echo "ok   $f validates with the ocb-built distribution"
+done
+"$bin" components | grep -q itl_metrics || { echo "FAIL: the ocb-built distribution lacks itl_metrics"; exit 1; }
