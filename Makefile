@@ -12,7 +12,7 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all test unit fuzz fuzz-short e2e ocb check fmt vet staticcheck bench benchstat tools tidy
+.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck bench benchstat tools tidy
 
 all: check
 
@@ -24,10 +24,17 @@ test: unit fuzz-short e2e ocb
 unit:
 	$(GO) test -race -count=1 ./...
 
-## e2e: installs Prometheus when missing, then runs the built otelcol-itl against it.
+## e2e: installs Prometheus when missing, then runs the built otelcol-itl for real: against
+## Prometheus (scrape and remote write), under load, through a backend outage and a restart, as two
+## replicas, and under a cardinality flood. About five minutes.
 e2e:
 	scripts/install-prometheus.sh
-	OTELITL_E2E=1 $(GO) test -count=1 -v -run . ./e2e/
+	OTELITL_E2E=1 $(GO) test -count=1 -v -timeout 30m -run . ./e2e/
+
+## loadtest: the sustained load alone (LOAD_RATE generations/s of LOAD_CHUNKS chunks for
+## LOAD_SECONDS; defaults 1000, 200, 60), its figures written to loadtest.txt.
+loadtest:
+	OTELITL_E2E=1 LOAD_REPORT=$(CURDIR)/loadtest.txt $(GO) test -count=1 -v -timeout 15m -run 'TestLoad$$' ./e2e/
 
 ## fuzz: each fuzz target for FUZZTIME (default 60s); fuzz-short is the CI pass. Seeds are the f.Add
 ## calls of each target; an input that fails is saved under the package's testdata/fuzz and replays in every go test.

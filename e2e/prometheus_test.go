@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,11 +63,32 @@ func buildCollector(t *testing.T) string {
 	return bin
 }
 
+// proc is a process the test started; it is stopped when the test ends, if not before.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	once sync.Once
+	name string
+}
+
+// stop interrupts the process and waits for it, killing it after 10s.
+func (p *proc) stop() {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+}
+
 // start runs a process until the test ends; its output goes to a log file printed on failure.
-func start(t *testing.T, name string, env []string, bin string, args ...string) {
+func start(t *testing.T, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
-	logf, err := os.Create(logPath)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,22 +98,17 @@ func start(t *testing.T, name string, env []string, bin string, args ...string) 
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), name: name}
+	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		p.stop()
 		logf.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("--- %s log ---\n%s", name, tail(b, 4000))
 		}
 	})
+	return p
 }
 
 func tail(b []byte, n int) []byte {

@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+// loadConfig is the collector of the load test: the itl processor and the itl_metrics connector
+// (delta, so that the sink can add up every flush) in front of an OTLP sink.
+const loadConfig = `
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: %s
+        max_recv_msg_size_mib: 64
+processors:
+  itl:
+  batch:
+    send_batch_size: 2048
+    timeout: 200ms
+connectors:
+  itl_metrics:
+    aggregation_temporality: delta
+    metrics_flush_interval: 2s
+    aggregation_cardinality_limit: %d
+exporters:
+  otlp/sink:
+    endpoint: %s
+    tls:
+      insecure: true
+    sending_queue:
+      enabled: true
+      queue_size: 20000
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`
+
+type loadResult struct {
+	spans, chunks, gaps, stalls int64
+	elapsed                     time.Duration
+	cpu                         float64
+	peak                        int64
+	rss                         []int64 // sampled once a second
+}
+
+// runLoad starts the collector with loadConfig and sends generations at rate per second, each of
+// chunks chunks, for seconds, naming the model with model(i); it returns what was sent and how
+// the collector fared. Arrivals are replayed with ChunkAt, so the sender costs little CPU.
+func runLoad(t *testing.T, rate, chunks, seconds, cardinality int, model func(i int64) string) (*sink, loadResult) {
+	t.Helper()
+	bin := buildCollector(t)
+	sk, sinkAddr := startSink(t)
+	otlp := freePort(t)
+	cfgPath := filepath.Join(t.TempDir(), "load.yaml")
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, loadConfig, otlp, cardinality, sinkAddr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	col := start(t, "otelcol-itl", nil, bin, "--config", cfgPath)
+	waitTCP(t, otlp, 30*time.Second)
+
+	ctx := context.Background()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(otlp), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp, sdktrace.WithBlocking(), sdktrace.WithMaxQueueSize(50000), sdktrace.WithMaxExportBatchSize(1000), sdktrace.WithBatchTimeout(100*time.Millisecond)),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("loadtest"))))
+	in := otelitl.New(otelitl.WithTracerProvider(tp))
+
+	var res loadResult
+	var next atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// Sampling the collector's memory once a second.
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, rss, _, err := procStats(col.cmd.Process.Pid); err == nil {
+					res.rss = append(res.rss, rss)
+				}
+			}
+		}
+	})
+	begin := time.Now()
+	total := int64(rate * seconds)
+	const workers = 2
+	var gaps, stalls atomic.Int64
+	var senders sync.WaitGroup
+	for range workers {
+		senders.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= total {
+					return
+				}
+				// Pace: generation i is due at begin + i/rate.
+				if d := time.Until(begin.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 {
+					time.Sleep(d)
+				}
+				startAt := time.Now().Add(-30 * time.Second)
+				_, g := in.Start(ctx, otelitl.Request{Provider: "load", Model: model(i), StartTime: startAt})
+				off := time.Duration(200+i%300) * time.Millisecond
+				for k := range chunks {
+					if k > 0 {
+						gap := time.Duration(10+(i+int64(k)*7)%25) * time.Millisecond
+						if (i+int64(k))%97 == 0 {
+							gap = 400 * time.Millisecond
+							stalls.Add(1)
+						}
+						off += gap
+						gaps.Add(1)
+					}
+					g.ChunkAt(startAt.Add(off), 1)
+				}
+				g.EndAt(startAt.Add(off+time.Millisecond), nil)
+			}
+		})
+	}
+	senders.Wait()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("the sender could not export everything: %v", err)
+	}
+	res.elapsed = time.Since(begin)
+	res.spans, res.chunks, res.gaps, res.stalls = total, total*int64(chunks), gaps.Load(), stalls.Load()
+
+	// Drain: everything sent must reach the sink, spans and metrics alike.
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		spans, g, _ := sk.snapshot()
+		if spans >= res.spans && int64(g) >= res.gaps {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // one more flush: nothing extra may arrive either
+	close(stop)
+	wg.Wait()
+	res.cpu, _, res.peak, _ = procStats(col.cmd.Process.Pid)
+	return sk, res
+}
+
+func waitTCP(t *testing.T, addr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if c, err := dialTCP(addr); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s not listening within %v", addr, timeout)
+}
+
+// TestLoad sends a sustained load over OTLP on loopback to the built otelcol-itl and reports spans
+// sent against received (zero loss), metric counts against chunks sent (exact), CPU seconds per
+// million chunks and peak RSS, which must plateau. LOAD_RATE, LOAD_CHUNKS and LOAD_SECONDS set the
+// load (defaults 1000 generations/s of 200 chunks for 60 s, as `make loadtest` runs it).
+func TestLoad(t *testing.T) {
+	requireE2E(t)
+	rate, chunks, seconds := envInt("LOAD_RATE", 1000), envInt("LOAD_CHUNKS", 200), envInt("LOAD_SECONDS", 60)
+	sk, r := runLoad(t, rate, chunks, seconds, 10000, func(i int64) string { return fmt.Sprintf("model-%d", i%8) })
+	spans, gaps, stalls := sk.snapshot()
+	sk.mu.Lock()
+	ttfts := sk.counts["gen_ai.client.operation.time_to_first_chunk"]
+	sk.mu.Unlock()
+	if spans != r.spans {
+		t.Errorf("spans: sent %d, received downstream %d", r.spans, spans)
+	}
+	if int64(gaps) != r.gaps || int64(ttfts) != r.spans || stalls != r.stalls {
+		t.Errorf("metrics: %d gap observations for %d gaps sent, %d TTFTs for %d spans, %d stalls for %d", gaps, r.gaps, ttfts, r.spans, stalls, r.stalls)
+	}
+	n := len(r.rss)
+	var mid, last int64
+	for i, v := range r.rss {
+		switch {
+		case i >= n/3 && i < 2*n/3:
+			mid = max(mid, v)
+		case i >= 2*n/3:
+			last = max(last, v)
+		}
+	}
+	perM := r.cpu / (float64(r.chunks) / 1e6)
+	report := fmt.Sprintf("load: %d generations/s x %d chunks for %ds (achieved %.0f/s)\n"+
+		"spans sent %d, received downstream %d; gaps sent %d, gap observations %d; stalls %d/%d\n"+
+		"collector CPU %.1f s = %.2f CPU s per million chunks; peak RSS %.0f MiB; RSS middle third %.0f MiB, last third %.0f MiB\n",
+		rate, chunks, seconds, float64(r.spans)/r.elapsed.Seconds(), r.spans, spans, r.gaps, gaps, stalls, r.stalls,
+		r.cpu, perM, float64(r.peak)/(1<<20), float64(mid)/(1<<20), float64(last)/(1<<20))
+	t.Log("\n" + report)
+	if p := os.Getenv("LOAD_REPORT"); p != "" {
+		_ = os.WriteFile(p, []byte(report), 0o644)
+	}
+	if n >= 6 && float64(last) > 1.25*float64(mid)+32<<20 {
+		t.Errorf("RSS keeps growing: %d MiB in the middle third, %d MiB in the last", mid>>20, last>>20)
+	}
+}
