@@ -15,12 +15,12 @@ import (
 // sink is an OTLP/gRPC backend in the test process: it counts the spans it receives and sums the
 // delta metrics, so that a test can compare what left the collector with what was sent.
 type sink struct {
-	mu      sync.Mutex
-	spans   int64
-	counts  map[string]uint64 // histogram name -> summed delta count
-	sums    map[string]float64
-	stalls  int64
-	series  map[string]map[string]bool // metric -> distinct attribute sets
+	mu     sync.Mutex
+	spans  int64
+	counts map[string]uint64 // histogram name -> summed delta count
+	sums   map[string]float64
+	stalls int64
+	series map[string]map[string]bool // metric -> distinct attribute sets
 	// maxPoints is the most points one export carried per metric, and overflow the points
 	// marked otel.metric.overflow: the cardinality limit bounds the first.
 	maxPoints map[string]int
