@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -25,27 +24,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
-	"go.opentelemetry.io/collector/connector"
-	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/otelcol"
-	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/otelitl/itl/examples/internal/embed"
 	"github.com/otelitl/itl/examples/internal/sim"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/otelitl"
-	"github.com/otelitl/itl/processor/itlmetricsconnector"
-	"github.com/otelitl/itl/processor/itlprocessor"
 )
 
 type options struct {
@@ -79,14 +66,14 @@ func run(o options, out, progress io.Writer) error {
 	defer stop()
 
 	endpoint := o.endpoint
-	var col *embedded
+	var col *embed.Collector
 	if endpoint == "" {
 		var err error
-		if col, err = startCollector(o.serve); err != nil {
+		if col, err = embed.Start(embed.Options{Serve: o.serve}); err != nil {
 			return fmt.Errorf("starting the embedded collector: %w", err)
 		}
-		defer col.stop()
-		endpoint = col.endpoint
+		defer col.Stop()
+		endpoint = col.Endpoint
 		fmt.Fprintf(out, "embedded collector: OTLP on %s -> itl -> itl_metrics -> in-process sink", endpoint)
 		if o.serve != "" {
 			fmt.Fprintf(out, " and Prometheus on http://%s/metrics", o.serve)
@@ -120,8 +107,8 @@ func run(o options, out, progress io.Writer) error {
 		return nil
 	}
 	// Stopping the collector flushes the connector into the sink: the table covers every span.
-	col.stop()
-	md, _ := col.sink.snapshot()
+	col.Stop()
+	md, _ := col.Metrics()
 	series := view.Collect(md)
 	view.Table(out, series, elapsed)
 	fmt.Fprintln(out)
@@ -136,7 +123,7 @@ tokens); out tok/s is the aggregate output rate, which can look healthy while st
 
 // drive runs generations on o.concurrency workers until total are done (total < 0: until ctx ends),
 // printing progress, and returns how many finished.
-func drive(ctx context.Context, in *otelitl.Instrumentation, o options, total int, col *embedded, w io.Writer) int {
+func drive(ctx context.Context, in *otelitl.Instrumentation, o options, total int, col *embed.Collector, w io.Writer) int {
 	var next, finished, chunks atomic.Int64
 	var wg sync.WaitGroup
 	for w := range o.concurrency {
@@ -168,9 +155,9 @@ func drive(ctx context.Context, in *otelitl.Instrumentation, o options, total in
 			progress(w, finished.Load(), chunks.Load(), total)
 			if total < 0 && col != nil && time.Since(lastTable) > 15*time.Second {
 				lastTable = time.Now()
-				if md, n := col.sink.snapshot(); n > 0 {
+				if md, n := col.Metrics(); n > 0 {
 					fmt.Fprintln(w)
-					view.Table(w, view.Collect(md), time.Since(col.started))
+					view.Table(w, view.Collect(md), time.Since(col.Started))
 				}
 			}
 		}
@@ -185,114 +172,4 @@ func progress(w io.Writer, done, chunks int64, total int) {
 	const width = 30
 	n := int(done) * width / total
 	fmt.Fprintf(w, "\r[%s%s] %d/%d generations, %d chunks   ", strings.Repeat("=", n), strings.Repeat(" ", width-n), done, total, chunks)
-}
-
-type embedded struct {
-	col      *otelcol.Collector
-	sink     *sink
-	endpoint string
-	started  time.Time
-	errc     chan error
-	once     sync.Once
-}
-
-// startCollector runs a collector in this process: OTLP receiver on a free loopback port, the itl
-// processor, the itl_metrics connector with exponential histograms (fine quantiles), the sink, and
-// a Prometheus exporter when serve is set.
-func startCollector(serve string) (*embedded, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	endpoint := l.Addr().String()
-	_ = l.Close()
-
-	e := &embedded{sink: &sink{}, endpoint: endpoint, started: time.Now(), errc: make(chan error, 1)}
-	metricsExporters := "[quickstart_sink]"
-	promExporter := ""
-	if serve != "" {
-		metricsExporters = "[quickstart_sink, prometheus]"
-		promExporter = fmt.Sprintf("\n  prometheus:\n    endpoint: %q\n    enable_open_metrics: true", serve)
-	}
-	cfg := fmt.Sprintf(`
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: %q
-processors:
-  itl:
-connectors:
-  itl_metrics:
-    metrics_flush_interval: 1s
-    histogram:
-      exponential:
-        max_size: 160
-exporters:
-  quickstart_sink:%s
-service:
-  telemetry:
-    logs:
-      level: warn
-    metrics:
-      level: none
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [itl]
-      exporters: [itl_metrics]
-    metrics:
-      receivers: [itl_metrics]
-      exporters: %s
-`, endpoint, promExporter, metricsExporters)
-
-	factories := func() (otelcol.Factories, error) {
-		var f otelcol.Factories
-		var err error
-		if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
-			return f, err
-		}
-		if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](itlprocessor.NewFactory()); err != nil {
-			return f, err
-		}
-		if f.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](itlmetricsconnector.NewFactory()); err != nil {
-			return f, err
-		}
-		f.Telemetry = otelconftelemetry.NewFactory()
-		f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](e.sink.factory(), prometheusexporter.NewFactory())
-		return f, err
-	}
-	e.col, err = otelcol.NewCollector(otelcol.CollectorSettings{
-		BuildInfo: component.BuildInfo{Command: "quickstart", Version: otelitl.Version},
-		Factories: factories,
-		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
-			URIs:              []string{"yaml:" + cfg},
-			ProviderFactories: []confmap.ProviderFactory{yamlprovider.NewFactory()},
-		}},
-		SkipSettingGRPCLogger: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	go func() { e.errc <- e.col.Run(context.Background()) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.col.GetState() != otelcol.StateRunning {
-		select {
-		case err := <-e.errc:
-			return nil, err
-		default:
-		}
-		if time.Now().After(deadline) {
-			return nil, errors.New("the collector did not start within 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return e, nil
-}
-
-func (e *embedded) stop() {
-	e.once.Do(func() {
-		e.col.Shutdown()
-		<-e.errc
-	})
 }

@@ -1,0 +1,253 @@
+// Package engine simulates an LLM inference server's scheduler, so that token cadence moves with the
+// causes it moves with on real hardware: decode work per step, KV-cache reads growing with context,
+// batch size under continuous batching, prefill of newly admitted requests interrupting decode
+// (optionally spread out by chunked prefill), queueing behind a full batch, and multi-token steps
+// (speculative decoding). One scheduler goroutine runs steps in real time; every request receives
+// its tokens as the steps that produce them finish.
+package engine
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Config is the engine's cost model.
+type Config struct {
+	// MaxBatch is the most sequences decoding at once; further requests wait in the queue.
+	MaxBatch int
+	// StepBase is the fixed cost of one decode step; StepPerSeq is added per running sequence, and
+	// StepPerKTok per thousand tokens of KV cache read across the batch (prompt plus output so far).
+	StepBase, StepPerSeq, StepPerKTok time.Duration
+	// PrefillPerTok is the cost of prefilling one prompt token.
+	PrefillPerTok time.Duration
+	// ChunkedPrefill, when above 0, spreads prefill over steps of at most this many prompt tokens,
+	// so that a long prompt stalls running decodes less at a time. 0 prefills a prompt in one step.
+	ChunkedPrefill int
+	// SpecTokens, when above 1, makes each decode step emit 1..SpecTokens tokens per sequence, as
+	// speculative decoding does when drafts are accepted.
+	SpecTokens int
+	// Seed makes the token counts and outputs reproducible.
+	Seed uint64
+}
+
+// DefaultConfig is a mid-size model on one accelerator.
+func DefaultConfig() Config {
+	return Config{MaxBatch: 16, StepBase: 12 * time.Millisecond, StepPerSeq: 600 * time.Microsecond,
+		StepPerKTok: 40 * time.Microsecond, PrefillPerTok: 60 * time.Microsecond, SpecTokens: 1, Seed: 1}
+}
+
+// Validate says what is wrong with c.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxBatch < 1:
+		return errors.New("max batch must be at least 1")
+	case c.StepBase <= 0:
+		return errors.New("step base time must be above 0")
+	case c.StepPerSeq < 0 || c.StepPerKTok < 0 || c.PrefillPerTok < 0:
+		return errors.New("costs must not be negative")
+	case c.ChunkedPrefill < 0:
+		return errors.New("chunked prefill must not be negative")
+	case c.SpecTokens < 1:
+		return errors.New("spec tokens must be at least 1")
+	}
+	return nil
+}
+
+// Step is what one step gave a request: Tokens tokens (0 for the step that only finished its
+// prefill), flushed at At.
+type Step struct {
+	Tokens int
+	At     time.Time
+}
+
+// Request is one generation in the engine.
+type Request struct {
+	ID           uint64
+	PromptTokens int
+	MaxTokens    int
+	// Steps delivers the request's tokens; it is closed after the last one. The reason is in
+	// FinishReason then.
+	Steps        chan Step
+	FinishReason string
+
+	output    int
+	prefilled int
+	ctx       context.Context
+}
+
+// Engine runs the scheduler.
+type Engine struct {
+	cfg Config
+	rng *rand.Rand
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []*Request
+	running []*Request
+	nextID  uint64
+	closed  bool
+	log     map[uint64][]time.Time // when each chunk of each request was delivered
+	done    chan struct{}
+}
+
+// New starts an engine with cfg. Close stops it.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), log: map[uint64][]time.Time{}, done: make(chan struct{})}
+	e.cond = sync.NewCond(&e.mu)
+	go e.loop()
+	return e, nil
+}
+
+// Close stops the scheduler; requests still running end with finish reason "cancelled".
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	<-e.done
+}
+
+// Submit queues a generation of maxTokens tokens (at most) for a prompt of promptTokens tokens. A
+// maxTokens below 1 lets the engine choose a reply length. The request ends early when ctx ends.
+func (e *Engine) Submit(ctx context.Context, promptTokens, maxTokens int) (*Request, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("engine closed")
+	}
+	if maxTokens < 1 {
+		maxTokens = 40 + e.rng.IntN(120)
+	}
+	e.nextID++
+	r := &Request{ID: e.nextID, PromptTokens: max(promptTokens, 1), MaxTokens: maxTokens, Steps: make(chan Step, maxTokens+2), ctx: ctx}
+	e.queue = append(e.queue, r)
+	e.cond.Broadcast()
+	return r, nil
+}
+
+// Arrivals returns when each chunk of request id was delivered: the engine's own record, which
+// tests compare with what the client instrumentation saw.
+func (e *Engine) Arrivals(id uint64) []time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]time.Time(nil), e.log[id]...)
+}
+
+// Stats is the scheduler's state.
+type Stats struct{ Running, Waiting int }
+
+// Stats returns how many requests run and wait.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Stats{Running: len(e.running), Waiting: len(e.queue)}
+}
+
+func (e *Engine) loop() {
+	defer close(e.done)
+	for {
+		e.mu.Lock()
+		for !e.closed && len(e.queue) == 0 && len(e.running) == 0 {
+			e.cond.Wait()
+		}
+		if e.closed {
+			for _, r := range append(e.running, e.queue...) {
+				r.FinishReason = "cancelled"
+				close(r.Steps)
+			}
+			e.running, e.queue = nil, nil
+			e.mu.Unlock()
+			return
+		}
+		// Continuous batching: admit waiting requests into free slots at every step.
+
+		for len(e.running) < e.cfg.MaxBatch && len(e.queue) > 0 {
+			r := e.queue[0]
+			e.queue = e.queue[1:]
+			e.running = append(e.running, r)
+		}
+		d, prefilling := e.stepCost()
+		e.mu.Unlock()
+
+		time.Sleep(d)
+
+		e.mu.Lock()
+		at := time.Now()
+		kept := e.running[:0]
+		for _, r := range e.running {
+			if r.ctx.Err() != nil {
+				r.FinishReason = "cancelled"
+				close(r.Steps)
+				continue
+			}
+			if r.prefilled < r.PromptTokens {
+				if n, ok := prefilling[r]; ok {
+					r.prefilled += n
+				}
+				if r.prefilled < r.PromptTokens {
+					kept = append(kept, r)
+					continue
+				}
+				// The step that completes the prefill yields the first token, as real servers do.
+			}
+			k := 1
+			if e.cfg.SpecTokens > 1 {
+				k = 1 + e.rng.IntN(e.cfg.SpecTokens)
+			}
+			k = min(k, r.MaxTokens-r.output)
+			r.output += k
+			r.Steps <- Step{Tokens: k, At: at}
+			e.log[r.ID] = append(e.log[r.ID], at)
+			if r.output >= r.MaxTokens {
+				r.FinishReason = "length"
+				if r.MaxTokens < 40 || e.rng.IntN(4) > 0 {
+					r.FinishReason = "stop"
+				}
+				close(r.Steps)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		e.running = kept
+		e.mu.Unlock()
+	}
+}
+
+// stepCost returns the duration of the next step and the prompt tokens it prefills per request.
+// Called with e.mu held.
+func (e *Engine) stepCost() (time.Duration, map[*Request]int) {
+	c := e.cfg
+	d := c.StepBase
+	var kv, decoding int
+	prefilling := map[*Request]int{}
+	budget := c.ChunkedPrefill
+	for _, r := range e.running {
+		if r.prefilled < r.PromptTokens {
+			n := r.PromptTokens - r.prefilled
+			if c.ChunkedPrefill > 0 {
+				if budget <= 0 {
+					continue
+				}
+				n = min(n, budget)
+				budget -= n
+			}
+			prefilling[r] = n
+			d += time.Duration(n) * c.PrefillPerTok
+			continue
+		}
+		decoding++
+		kv += r.PromptTokens + r.output
+	}
+	d += time.Duration(decoding)*c.StepPerSeq + time.Duration(kv)*c.StepPerKTok/1000
+	return d, prefilling
+}

@@ -1,0 +1,75 @@
+// Command fakellm is a simulated OpenAI- and Anthropic-compatible inference server: no GPU, no API
+// key, and a token cadence that moves with the causes it moves with on real hardware (batch size,
+// KV-cache length, prefill of new requests, queueing, speculative decoding). See package engine for
+// the cost model.
+//
+//	go run ./examples/fakellm -addr 127.0.0.1:8000
+//	curl -N 127.0.0.1:8000/v1/chat/completions -d '{"model":"fake-gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}'
+//
+// It serves POST /v1/chat/completions (streaming and not), POST /v1/responses and POST /v1/messages
+// (Anthropic), and GET /debug/arrivals?id=N, the delivery time of every chunk of request N (the id
+// is in the X-Fakellm-Request-Id response header).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/examples/fakellm/server"
+)
+
+func main() {
+	cfg := engine.DefaultConfig()
+	addr := flag.String("addr", "127.0.0.1:8000", "listen address (loopback by default)")
+	models := flag.String("models", "fake-gpt,fake-claude,fake-llama", "comma-separated model names the server answers for")
+	flag.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most sequences decoding at once; more wait in the queue")
+	flag.DurationVar(&cfg.StepBase, "step-base", cfg.StepBase, "fixed cost of one decode step")
+	flag.DurationVar(&cfg.StepPerSeq, "step-per-seq", cfg.StepPerSeq, "decode step cost per running sequence")
+	flag.DurationVar(&cfg.StepPerKTok, "step-per-ktok", cfg.StepPerKTok, "decode step cost per thousand tokens of KV cache in the batch")
+	flag.DurationVar(&cfg.PrefillPerTok, "prefill-per-tok", cfg.PrefillPerTok, "prefill cost per prompt token (stalls the running decodes)")
+	flag.IntVar(&cfg.ChunkedPrefill, "chunked-prefill", 0, "prefill at most this many prompt tokens per step (0: whole prompts)")
+	flag.IntVar(&cfg.SpecTokens, "spec-tokens", 1, "tokens per decode step drawn from 1..N (speculative decoding); 1 turns it off")
+	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed, for reproducible runs")
+	flag.Parse()
+
+	if err := run(*addr, strings.Split(*models, ","), cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "fakellm:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string, models []string, cfg engine.Config) error {
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	defer eng.Close()
+	srv := &http.Server{Addr: addr, Handler: server.New(eng, models), ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Printf("fakellm serving %v on http://%s (max batch %d, seed %d)", models, addr, cfg.MaxBatch, cfg.Seed)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Print("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

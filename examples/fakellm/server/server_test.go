@@ -1,0 +1,190 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	goopenai "github.com/sashabaranov/go-openai"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/examples/fakellm/server"
+	"github.com/otelitl/itl/internal/decode"
+	"github.com/otelitl/itl/internal/sdkptrace"
+	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/anthropicitl"
+	"github.com/otelitl/itl/otelitl/goopenaiitl"
+	"github.com/otelitl/itl/otelitl/openaiitl"
+)
+
+func setup(t *testing.T) (*engine.Engine, *httptest.Server, *otelitl.Instrumentation, *tracetest.InMemoryExporter) {
+	t.Helper()
+	cfg := engine.DefaultConfig()
+	cfg.StepBase = 4 * time.Millisecond
+	cfg.SpecTokens = 3
+	eng, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	srv := httptest.NewServer(server.New(eng, []string{"fake-gpt", "fake-claude"}))
+	t.Cleanup(srv.Close)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return eng, srv, otelitl.New(otelitl.WithTracerProvider(tp)), exp
+}
+
+// checkAgainstEngine decodes the one span otelitl wrote the way the collector does, and compares its
+// timeline with the delivery times the engine logged for request 1: same number of chunks, each
+// arrival after its delivery, and every gap within slack of the engine's.
+func checkAgainstEngine(t *testing.T, eng *engine.Engine, exp *tracetest.InMemoryExporter) {
+	t.Helper()
+	td := sdkptrace.Traces(exp.GetSpans().Snapshots())
+	if td.SpanCount() != 1 {
+		t.Fatalf("%d spans, want 1", td.SpanCount())
+	}
+	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	d := decode.New(decode.Config{})
+	r := d.Decode(span)
+	sent := eng.Arrivals(1)
+	if !r.Valid || !r.Complete || r.Timeline.Len() != len(sent) || len(sent) < 5 {
+		t.Fatalf("timeline valid %v complete %v with %d chunks; the engine delivered %d", r.Valid, r.Complete, r.Timeline.Len(), len(sent))
+	}
+	const slack = 5 * time.Millisecond
+	start := span.StartTimestamp().AsTime()
+	for i, at := range sent {
+		got := start.Add(time.Duration(r.Timeline.Offsets[i]))
+		if got.Before(at.Add(-time.Millisecond)) {
+			t.Errorf("chunk %d seen %v before the engine delivered it", i, at.Sub(got))
+		}
+		if i > 0 {
+			gotGap, sentGap := time.Duration(r.Timeline.Offsets[i]-r.Timeline.Offsets[i-1]), at.Sub(sent[i-1])
+			if d := gotGap - sentGap; d > slack || d < -slack {
+				t.Errorf("gap %d: %v on the span, %v at the engine", i, gotGap, sentGap)
+			}
+		}
+	}
+	f, _ := d.Figures(&r, span.Attributes(), 250*time.Millisecond, true)
+	engTTFT := sent[0].Sub(start)
+	if !f.HasTTFT || f.TTFT < engTTFT.Seconds()-0.001 || f.TTFT > engTTFT.Seconds()+0.005 {
+		t.Errorf("TTFT %v on the span, %v by the engine's clock", f.TTFT, engTTFT)
+	}
+	if !f.HasTPOT || !f.HasOutputTokens {
+		t.Errorf("figures missing: %+v", f)
+	}
+}
+
+func TestOpenAIChatAgainstFakellm(t *testing.T) {
+	eng, srv, in, exp := setup(t)
+	c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("k"))
+	s := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, openai.ChatCompletionNewParams{
+		Model: "fake-gpt", MaxTokens: openai.Int(60), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello there")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
+	for s.Next() {
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstEngine(t, eng, exp)
+}
+
+func TestOpenAIResponsesAgainstFakellm(t *testing.T) {
+	eng, srv, in, exp := setup(t)
+	c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("k"))
+	s := openaiitl.NewResponseStreaming(context.Background(), in, &c.Responses, responses.ResponseNewParams{
+		Model: "fake-gpt", MaxOutputTokens: openai.Int(50), Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hello")}})
+	for s.Next() {
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	checkAgainstEngine(t, eng, exp)
+}
+
+func TestAnthropicAgainstFakellm(t *testing.T) {
+	eng, srv, in, exp := setup(t)
+	c := anthropic.NewClient(anthropicoption.WithBaseURL(srv.URL), anthropicoption.WithAPIKey("k"))
+	s := anthropicitl.NewStreaming(context.Background(), in, &c.Messages, anthropic.MessageNewParams{
+		Model: "fake-claude", MaxTokens: 50, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))}})
+	for s.Next() {
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	checkAgainstEngine(t, eng, exp)
+}
+
+func TestGoOpenAIAgainstFakellm(t *testing.T) {
+	eng, srv, in, exp := setup(t)
+	cfg := goopenai.DefaultConfig("k")
+	cfg.BaseURL = srv.URL + "/v1"
+	s, err := goopenaiitl.CreateChatCompletionStream(context.Background(), in, goopenai.NewClientWithConfig(cfg),
+		goopenai.ChatCompletionRequest{Model: "fake-gpt", MaxCompletionTokens: 40, Messages: []goopenai.ChatCompletionMessage{{Role: "user", Content: "hi"}}},
+		goopenaiitl.WithBaseURL(cfg.BaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := s.Recv(); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s.Close()
+	checkAgainstEngine(t, eng, exp)
+}
+
+func TestErrorsInProviderFormats(t *testing.T) {
+	_, srv, _, _ := setup(t)
+	for _, c := range []struct {
+		path, body string
+		status     int
+		want       string
+	}{
+		{"/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, `"code":"model_not_found"`},
+		{"/v1/chat/completions", `{"model":"fake-gpt","messages":[]}`, 400, `"param":"messages"`},
+		{"/v1/chat/completions", `{not json`, 400, `"type":"invalid_request_error"`},
+		{"/v1/responses", `{"model":"fake-gpt"}`, 400, `"param":"input"`},
+		{"/v1/messages", `{"model":"fake-claude","messages":[{"role":"user","content":"x"}]}`, 400, `max_tokens`},
+		{"/v1/messages", `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, 404, `"type":"not_found_error"`},
+	} {
+		resp, err := http.Post(srv.URL+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.want) {
+			t.Errorf("%s %s: %d %s; want %d with %s", c.path, c.body, resp.StatusCode, b, c.status, c.want)
+		}
+	}
+}
+
+func TestNonStreaming(t *testing.T) {
+	_, srv, _, _ := setup(t)
+	c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("k"))
+	resp, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model: "fake-gpt", MaxTokens: openai.Int(12), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Choices[0].Message.Content == "" || resp.Usage.CompletionTokens != 12 {
+		t.Errorf("non-streaming reply %+v", resp.Usage)
+	}
+}

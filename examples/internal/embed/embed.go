@@ -1,0 +1,247 @@
+// Package embed runs an OpenTelemetry Collector inside an example's process: an OTLP receiver on a
+// free loopback port, the itl processor and the itl_metrics connector, with in-process sinks that
+// keep the latest metrics and the annotated spans, and optionally a Prometheus endpoint.
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+
+	"github.com/otelitl/itl/processor/itlmetricsconnector"
+	"github.com/otelitl/itl/processor/itlprocessor"
+)
+
+// Options configures the embedded collector.
+type Options struct {
+	// Serve, when set, adds a Prometheus exporter listening there.
+	Serve string
+	// Dimensions, when set, replaces the connector's dimensions (for example to break figures down
+	// by a load level attribute).
+	Dimensions []string
+	// KeepSpans keeps every annotated span for Spans.
+	KeepSpans bool
+}
+
+// Collector is a running embedded collector.
+type Collector struct {
+	// Endpoint is the OTLP/gRPC address to export to.
+	Endpoint string
+	Started  time.Time
+
+	col  *otelcol.Collector
+	errc chan error
+	once sync.Once
+	sink *sink
+}
+
+var sinkType = component.MustNewType("embed_sink")
+
+type sinkConfig struct{}
+
+// sink keeps the latest cumulative metrics and, when asked, every span.
+type sink struct {
+	mu        sync.Mutex
+	latest    pmetric.Metrics
+	flushes   int
+	keepSpans bool
+	spans     []ptrace.Traces
+}
+
+func (s *sink) Start(context.Context, component.Host) error { return nil }
+func (s *sink) Shutdown(context.Context) error              { return nil }
+func (s *sink) Capabilities() consumer.Capabilities         { return consumer.Capabilities{} }
+
+func (s *sink) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
+	cp := pmetric.NewMetrics()
+	md.CopyTo(cp)
+	s.mu.Lock()
+	s.latest, s.flushes = cp, s.flushes+1
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *sink) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	if !s.keepSpans {
+		return nil
+	}
+	cp := ptrace.NewTraces()
+	td.CopyTo(cp)
+	s.mu.Lock()
+	s.spans = append(s.spans, cp)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *sink) factory() exporter.Factory {
+	return exporter.NewFactory(sinkType,
+		func() component.Config { return &sinkConfig{} },
+		exporter.WithMetrics(func(context.Context, exporter.Settings, component.Config) (exporter.Metrics, error) { return s, nil }, component.StabilityLevelDevelopment),
+		exporter.WithTraces(func(context.Context, exporter.Settings, component.Config) (exporter.Traces, error) { return s, nil }, component.StabilityLevelDevelopment))
+}
+
+// Start runs a collector until Stop.
+func Start(o Options) (*Collector, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	endpoint := l.Addr().String()
+	_ = l.Close()
+	c := &Collector{Endpoint: endpoint, Started: time.Now(), errc: make(chan error, 1), sink: &sink{keepSpans: o.KeepSpans}}
+
+	metricsExporters := "[embed_sink]"
+	prom := ""
+	if o.Serve != "" {
+		metricsExporters = "[embed_sink, prometheus]"
+		prom = fmt.Sprintf("\n  prometheus:\n    endpoint: %q\n    enable_open_metrics: true", o.Serve)
+	}
+	dims := ""
+	if len(o.Dimensions) > 0 {
+		dims = "\n    dimensions:"
+		for _, d := range o.Dimensions {
+			dims += fmt.Sprintf("\n      - name: %q", d)
+		}
+	}
+	cfg := fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: %q
+processors:
+  itl:
+connectors:
+  itl_metrics:
+    metrics_flush_interval: 1s%s
+    histogram:
+      exponential:
+        max_size: 160
+exporters:
+  embed_sink:%s
+service:
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: none
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl]
+      exporters: [itl_metrics, embed_sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: %s
+`, endpoint, dims, prom, metricsExporters)
+
+	factories := func() (otelcol.Factories, error) {
+		var f otelcol.Factories
+		var err error
+		if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
+			return f, err
+		}
+		if f.Processors, err = otelcol.MakeFactoryMap[processor.Factory](itlprocessor.NewFactory()); err != nil {
+			return f, err
+		}
+		if f.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](itlmetricsconnector.NewFactory()); err != nil {
+			return f, err
+		}
+		f.Telemetry = otelconftelemetry.NewFactory()
+		f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](c.sink.factory(), prometheusexporter.NewFactory())
+		return f, err
+	}
+	c.col, err = otelcol.NewCollector(otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{Command: "otelitl-example", Version: "0.1.0"},
+		Factories: factories,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{ResolverSettings: confmap.ResolverSettings{
+			URIs:              []string{"yaml:" + cfg},
+			ProviderFactories: []confmap.ProviderFactory{yamlprovider.NewFactory()},
+		}},
+		SkipSettingGRPCLogger: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	go func() { c.errc <- c.col.Run(context.Background()) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.col.GetState() != otelcol.StateRunning {
+		select {
+		case err := <-c.errc:
+			return nil, err
+		default:
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.New("the collector did not start within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return c, nil
+}
+
+// Stop shuts the collector down; the connector's last flush reaches the sink first.
+func (c *Collector) Stop() {
+	c.once.Do(func() {
+		c.col.Shutdown()
+		<-c.errc
+	})
+}
+
+// Metrics returns the latest metrics the connector flushed, and how many flushes arrived.
+func (c *Collector) Metrics() (pmetric.Metrics, int) {
+	c.sink.mu.Lock()
+	defer c.sink.mu.Unlock()
+	return c.sink.latest, c.sink.flushes
+}
+
+// Spans returns every annotated span received, when Options.KeepSpans is set.
+func (c *Collector) Spans() []ptrace.Span {
+	c.sink.mu.Lock()
+	defer c.sink.mu.Unlock()
+	var out []ptrace.Span
+	for _, td := range c.sink.spans {
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			sss := rss.At(i).ScopeSpans()
+			for j := range sss.Len() {
+				for k := range sss.At(j).Spans().Len() {
+					out = append(out, sss.At(j).Spans().At(k))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Describe renders the figures the itl processor put on a span, one per line.
+func Describe(span ptrace.Span) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "span %q (trace %s)\n", span.Name(), span.TraceID())
+	for _, k := range []string{"gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.response.finish_reasons",
+		"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "otelitl.chunk.count", "gen_ai.response.time_to_first_chunk",
+		"otelitl.time_per_output_token", "otelitl.chunk.gap.p50", "otelitl.chunk.gap.p90", "otelitl.chunk.gap.p99", "otelitl.chunk.gap.max", "otelitl.stalls", "error.type"} {
+		if v, ok := span.Attributes().Get(k); ok {
+			fmt.Fprintf(&b, "  %-38s %s\n", k, v.AsString())
+		}
+	}
+	return b.String()
+}
