@@ -1,0 +1,312 @@
+// Command loadtest ramps concurrency against an OpenAI-compatible server (fakellm in the process by
+// default) through the openai-go wrapper, exports over OTLP to an embedded collector (or an external
+// one), prints how TTFT and the gap percentiles move with concurrency, and writes itl-report.html
+// with charts of the TTFT and gap distributions, gap p50/p99 against concurrency, and the cadence of
+// the slowest generation with its stalls marked.
+//
+//	go run ./examples/loadtest                           # levels 1..32 against fakellm (max batch 8)
+//	go run ./examples/loadtest -levels 1,4,16 -duration 10s
+//	OPENAI_BASE_URL=http://127.0.0.1:8000/v1 go run ./examples/loadtest -model fake-gpt
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/examples/fakellm/server"
+	"github.com/otelitl/itl/examples/internal/embed"
+	"github.com/otelitl/itl/examples/internal/view"
+	"github.com/otelitl/itl/internal/decode"
+	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/openaiitl"
+)
+
+const levelKey = "loadtest.concurrency"
+
+type options struct {
+	levels   []int
+	duration time.Duration
+	model    string
+	endpoint string
+	report   string
+	maxBatch int
+	prefill  time.Duration
+	stall    time.Duration
+	seed     uint64
+}
+
+func main() {
+	var o options
+	levels := flag.String("levels", "1,2,4,8,16,32", "concurrency levels to ramp through")
+	flag.DurationVar(&o.duration, "duration", 4*time.Second, "time spent at each level")
+	flag.StringVar(&o.model, "model", "fake-gpt", "model to ask")
+	flag.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC to this collector instead of the embedded one (no report then)")
+	flag.StringVar(&o.report, "report", "itl-report.html", "where to write the HTML report")
+	flag.IntVar(&o.maxBatch, "max-batch", 8, "the in-process fakellm's max batch: levels above it queue")
+	flag.DurationVar(&o.prefill, "prefill-per-tok", 250*time.Microsecond, "the in-process fakellm's prefill cost per prompt token: long prompts stall the batch")
+	flag.DurationVar(&o.stall, "stall", 250*time.Millisecond, "gaps above this count as stalls (the connector's default)")
+	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
+	flag.Parse()
+	for _, s := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "loadtest: -levels: %q is not a positive number\n", s)
+			os.Exit(2)
+		}
+		o.levels = append(o.levels, n)
+	}
+	if err := run(o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options, out, progress io.Writer) error {
+	base := os.Getenv("OPENAI_BASE_URL")
+	if base == "" {
+		cfg := engine.DefaultConfig()
+		cfg.MaxBatch, cfg.PrefillPerTok, cfg.Seed = o.maxBatch, o.prefill, o.seed
+		eng, err := engine.New(cfg)
+		if err != nil {
+			return err
+		}
+		defer eng.Close()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: server.New(eng, []string{o.model}), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		defer srv.Close()
+		base = "http://" + l.Addr().String() + "/v1/"
+		fmt.Fprintf(out, "fakellm at %s: max batch %d, step %v + %v/sequence, prefill %v/token\n", base, cfg.MaxBatch, cfg.StepBase, cfg.StepPerSeq, cfg.PrefillPerTok)
+	}
+	var col *embed.Collector
+	endpoint := o.endpoint
+	if endpoint == "" {
+		var err error
+		col, err = embed.Start(embed.Options{KeepSpans: true, Dimensions: []string{"gen_ai.request.model", levelKey}})
+		if err != nil {
+			return err
+		}
+		defer col.Stop()
+		endpoint = col.Endpoint
+	}
+	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	if err != nil {
+		return err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("otelitl-loadtest"))))
+	key := os.Getenv("OPENAI_API_KEY")
+	if key == "" {
+		key = "fakellm"
+	}
+	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(key), option.WithMaxRetries(0))
+
+	var failures atomic.Int64
+	began := time.Now()
+	for _, level := range o.levels {
+		// One Instrumentation per level, so that every span carries its level for the breakdown.
+		in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithAttributes(attribute.Int(levelKey, level)))
+		ctx, cancel := context.WithTimeout(context.Background(), o.duration)
+		var done atomic.Int64
+		var wg sync.WaitGroup
+		for w := range level {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(o.seed, uint64(level*1000+w)))
+				for ctx.Err() == nil {
+					// Prompts of 200 to 1500 tokens: long ones stall the batch while they prefill.
+					prompt := strings.Repeat("context ", 100+rng.IntN(650))
+					s := openaiitl.NewChatStreaming(context.Background(), in, &client.Chat.Completions, openai.ChatCompletionNewParams{
+						Model: o.model, MaxTokens: openai.Int(int64(40 + rng.IntN(120))),
+						Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
+						StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+					})
+					for s.Next() {
+					}
+					if s.Err() != nil {
+						failures.Add(1)
+					}
+					_ = s.Close()
+					done.Add(1)
+				}
+			})
+		}
+		tick := time.NewTicker(200 * time.Millisecond)
+		start := time.Now()
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				break loop
+			case <-tick.C:
+				bar(progress, level, time.Since(start), o.duration, done.Load())
+			}
+		}
+		tick.Stop()
+		wg.Wait()
+		cancel()
+		bar(progress, level, o.duration, o.duration, done.Load())
+		fmt.Fprintln(progress)
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		return fmt.Errorf("exporting spans: %w", err)
+	}
+	if n := failures.Load(); n > 0 {
+		fmt.Fprintf(out, "%d generations failed\n", n)
+	}
+	if col == nil {
+		fmt.Fprintf(out, "spans sent to %s\n", endpoint)
+		return nil
+	}
+	col.Stop()
+	md, _ := col.Metrics()
+	levels := figuresByLevel(md, time.Since(began)/time.Duration(len(o.levels)))
+	printLevels(out, levels)
+	data := reportData{Levels: levels, Stall: o.stall.Seconds(),
+		Config: fmt.Sprintf("%d levels of %v each, model %s, at %s", len(o.levels), o.duration, o.model, began.Format(time.RFC3339))}
+	collectTimelines(col, &data)
+	if o.report == "" {
+		return nil
+	}
+	f, err := os.Create(o.report)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := writeReport(f, data); err != nil {
+		return fmt.Errorf("writing %s: %w", o.report, err)
+	}
+	fmt.Fprintf(out, "\nreport written to %s\n", o.report)
+	return nil
+}
+
+func bar(w io.Writer, level int, elapsed, total time.Duration, done int64) {
+	const width = 24
+	n := min(int(elapsed*width/total), width)
+	fmt.Fprintf(w, "\rconcurrency %3d [%s%s] %4.1fs %5d generations", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), elapsed.Seconds(), done)
+}
+
+// figuresByLevel reads each level's figures from the connector's metrics.
+func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
+	byLevel := map[int]*levelFigures{}
+	hists := map[int]map[string]pmetric.ExponentialHistogramDataPoint{}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				switch m.Type() {
+				case pmetric.MetricTypeExponentialHistogram:
+					dps := m.ExponentialHistogram().DataPoints()
+					for d := range dps.Len() {
+						dp := dps.At(d)
+						lv, ok := dp.Attributes().Get(levelKey)
+						if !ok {
+							continue
+						}
+						level, _ := strconv.Atoi(lv.AsString())
+						if byLevel[level] == nil {
+							byLevel[level] = &levelFigures{Concurrency: level}
+							hists[level] = map[string]pmetric.ExponentialHistogramDataPoint{}
+						}
+						switch m.Name() {
+						case "gen_ai.client.operation.duration":
+							byLevel[level].Generations += dp.Count()
+						case "gen_ai.client.token.usage":
+							if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
+								byLevel[level].OutputTokensPerSecond += dp.Sum() / perLevel.Seconds()
+							}
+						default:
+							hists[level][m.Name()] = dp
+						}
+					}
+				case pmetric.MetricTypeSum:
+					dps := m.Sum().DataPoints()
+					for d := range dps.Len() {
+						if lv, ok := dps.At(d).Attributes().Get(levelKey); ok {
+							level, _ := strconv.Atoi(lv.AsString())
+							if byLevel[level] != nil {
+								byLevel[level].Stalls += dps.At(d).IntValue()
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	var out []levelFigures
+	for level, f := range byLevel {
+		h := hists[level]
+		f.TTFTp50 = view.Quantile(h["gen_ai.client.operation.time_to_first_chunk"], 0.5)
+		f.TTFTp99 = view.Quantile(h["gen_ai.client.operation.time_to_first_chunk"], 0.99)
+		f.GapP50 = view.Quantile(h["gen_ai.client.operation.time_per_output_chunk"], 0.5)
+		f.GapP99 = view.Quantile(h["gen_ai.client.operation.time_per_output_chunk"], 0.99)
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b levelFigures) int { return a.Concurrency - b.Concurrency })
+	return out
+}
+
+func printLevels(w io.Writer, levels []levelFigures) {
+	fmt.Fprintf(w, "\n%11s %11s %9s %9s %9s %9s %7s %9s\n", "concurrency", "generations", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "stalls", "out tok/s")
+	for _, l := range levels {
+		fmt.Fprintf(w, "%11d %11d %9s %9s %9s %9s %7d %9.0f\n", l.Concurrency, l.Generations, msf(l.TTFTp50), msf(l.TTFTp99), msf(l.GapP50), msf(l.GapP99), l.Stalls, l.OutputTokensPerSecond)
+	}
+}
+
+// collectTimelines reads every span's timeline back, as the collector does, for the distributions
+// and the slowest generation's cadence.
+func collectTimelines(col *embed.Collector, d *reportData) {
+	dec := decode.New(decode.Config{})
+	worst := -1.0
+	for _, span := range col.Spans() {
+		r := dec.Decode(span)
+		if !r.Valid || r.Timeline.Len() == 0 {
+			continue
+		}
+		if ttft, ok := r.Timeline.TTFT(); ok && r.Complete {
+			d.TTFTs = append(d.TTFTs, ttft)
+		}
+		var gaps []float64
+		maxGap := 0.0
+		for i := range r.Timeline.GapCount() {
+			g := r.Timeline.Gap(i)
+			gaps = append(gaps, g)
+			maxGap = max(maxGap, g)
+		}
+		d.Gaps = append(d.Gaps, gaps...)
+		if maxGap > worst {
+			worst = maxGap
+			level := 0
+			if v, ok := span.Attributes().Get(levelKey); ok {
+				level = int(v.Int())
+			}
+			d.Slow = cadence{Concurrency: level, TraceID: span.TraceID().String(), Gaps: gaps}
+		}
+	}
+}
