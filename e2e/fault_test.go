@@ -143,64 +143,38 @@ func TestFault(t *testing.T) {
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("fault"))))
 	in := otelitl.New(otelitl.WithTracerProvider(tp))
 
-	var sent, gaps atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { // 100 generations/s of 30 chunks until stopped
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			startAt := time.Now().Add(-10 * time.Second)
-			_, g := in.Start(ctx, otelitl.Request{Provider: "fault", Model: fmt.Sprintf("m-%d", i%4), StartTime: startAt})
-			off := 200 * time.Millisecond
-			for k := range 30 {
-				if k > 0 {
-					off += time.Duration(15+k%5) * time.Millisecond
-					gaps.Add(1)
-				}
-				g.ChunkAt(startAt.Add(off), 1)
-			}
-			g.EndAt(startAt.Add(off), nil)
-			sent.Add(1)
-		}
-	})
+	load := startSteadyLoad(ctx, in)
 
 	time.Sleep(5 * time.Second)
-	t.Logf("backend outage: Prometheus stopped for %v at %d generations", outage, sent.Load())
+	t.Logf("backend outage: Prometheus stopped for %v at %d generations", outage, load.sent.Load())
 	p.stop()
 	time.Sleep(outage)
 	start(t, "prometheus-2", nil, promBin, promArgs...)
 	waitHTTP(t, prom+"/-/ready", 60*time.Second)
 	time.Sleep(5 * time.Second)
-	t.Logf("collector restart at %d generations", sent.Load())
+	t.Logf("collector restart at %d generations", load.sent.Load())
 	col.stop()
 	col = start(t, "otelcol-itl-2", nil, bin, "--config", cfgPath)
 	waitTCP(t, otlp, 30*time.Second)
 	time.Sleep(5 * time.Second)
-	close(stop)
-	wg.Wait()
+	load.stop()
 	if err := tp.Shutdown(ctx); err != nil {
 		t.Fatalf("the sender could not deliver everything: %v", err)
 	}
-	want := float64(sent.Load())
+	want := float64(load.sent.Load())
 	var got, gotGaps float64
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		got = totalAcrossResets(rangeSamples(t, prom, "gen_ai_client_operation_duration_seconds_count[30m]"))
 		gotGaps = totalAcrossResets(rangeSamples(t, prom, "gen_ai_client_operation_time_per_output_chunk_seconds_count[30m]"))
-		if got == want && gotGaps == float64(gaps.Load()) {
+		if got == want && gotGaps == float64(load.gaps.Load()) {
 			break
 		}
 		time.Sleep(time.Second)
 	}
-	t.Logf("sent %v generations and %d gaps; Prometheus holds %v and %v", want, gaps.Load(), got, gotGaps)
-	if got != want || gotGaps != float64(gaps.Load()) {
-		t.Errorf("after the outage and the restart Prometheus holds %v generations and %v gaps, want %v and %d", got, gotGaps, want, gaps.Load())
+	t.Logf("sent %v generations and %d gaps; Prometheus holds %v and %v", want, load.gaps.Load(), got, gotGaps)
+	if got != want || gotGaps != float64(load.gaps.Load()) {
+		t.Errorf("after the outage and the restart Prometheus holds %v generations and %v gaps, want %v and %d", got, gotGaps, want, load.gaps.Load())
 	}
 	_ = col
 }
@@ -228,15 +202,62 @@ func TestFaultPersistentQueue(t *testing.T) {
 	tp, in := tlsSender(t, gw.grpcAddr, pool, "fault-queue")
 
 	ctx := context.Background()
-	var sent, gaps atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	load := startSteadyLoad(ctx, in)
+	time.Sleep(5 * time.Second)
+	hs.down.Store(true)
+	t.Logf("backend down for %v at %d generations", outage, load.sent.Load())
+	time.Sleep(outage / 2)
+	t.Logf("collector restart at %d generations, backend still down", load.sent.Load())
+	gw.stop()
+	gw2 := start(t, "gateway-2", gw.env, bin, "--config", filepath.Join(repoRoot(), "exporter-config", "gateway.yaml"))
+	waitTCP(t, gw.grpcAddr, 30*time.Second)
+	time.Sleep(outage / 2)
+	hs.down.Store(false)
+	t.Logf("backend back at %d generations", load.sent.Load())
+	time.Sleep(5 * time.Second)
+	load.stop()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("the sender could not deliver everything: %v", err)
+	}
+	want := load.sent.Load()
+	deadline := time.Now().Add(2 * time.Minute)
+	var spans int64
+	var ttfts, gapObs uint64
+	for time.Now().Before(deadline) {
+		hs.mu.Lock()
+		spans, ttfts, gapObs = hs.spans, hs.counts["gen_ai.client.operation.time_to_first_chunk"], hs.counts["gen_ai.client.operation.time_per_output_chunk"]
+		hs.mu.Unlock()
+		if spans >= want && int64(ttfts) >= want && int64(gapObs) >= load.gaps.Load() {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	hs.mu.Lock()
+	spans, ttfts, gapObs = hs.spans, hs.counts["gen_ai.client.operation.time_to_first_chunk"], hs.counts["gen_ai.client.operation.time_per_output_chunk"]
+	hs.mu.Unlock()
+	t.Logf("sent %d generations (%d gaps); the backend received %d spans, %d TTFTs, %d gap observations", want, load.gaps.Load(), spans, ttfts, gapObs)
+	if spans != want || int64(ttfts) != want || int64(gapObs) != load.gaps.Load() {
+		t.Errorf("lost or duplicated across the outage and the restart: spans %d, TTFTs %d, gaps %d; want %d, %d, %d", spans, ttfts, gapObs, want, want, load.gaps.Load())
+	}
+	_ = gw2
+}
+
+// steadyLoad sends 100 generations a second of 30 chunks, counting what it sent, until stopped.
+type steadyLoad struct {
+	sent, gaps atomic.Int64
+	done       chan struct{}
+	wg         sync.WaitGroup
+}
+
+func startSteadyLoad(ctx context.Context, in *otelitl.Instrumentation) *steadyLoad {
+	l := &steadyLoad{done: make(chan struct{})}
+	l.wg.Go(func() {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; ; i++ {
 			select {
-			case <-stop:
+			case <-l.done:
 				return
 			case <-tick.C:
 			}
@@ -246,51 +267,19 @@ func TestFaultPersistentQueue(t *testing.T) {
 			for k := range 30 {
 				if k > 0 {
 					off += time.Duration(15+k%5) * time.Millisecond
-					gaps.Add(1)
+					l.gaps.Add(1)
 				}
 				g.ChunkAt(startAt.Add(off), 1)
 			}
 			g.EndAt(startAt.Add(off), nil)
-			sent.Add(1)
+			l.sent.Add(1)
 		}
 	})
-	time.Sleep(5 * time.Second)
-	hs.down.Store(true)
-	t.Logf("backend down for %v at %d generations", outage, sent.Load())
-	time.Sleep(outage / 2)
-	t.Logf("collector restart at %d generations, backend still down", sent.Load())
-	gw.stop()
-	gw2 := start(t, "gateway-2", gw.env, bin, "--config", filepath.Join(repoRoot(), "exporter-config", "gateway.yaml"))
-	waitTCP(t, gw.grpcAddr, 30*time.Second)
-	time.Sleep(outage / 2)
-	hs.down.Store(false)
-	t.Logf("backend back at %d generations", sent.Load())
-	time.Sleep(5 * time.Second)
-	close(stop)
-	wg.Wait()
-	if err := tp.Shutdown(ctx); err != nil {
-		t.Fatalf("the sender could not deliver everything: %v", err)
-	}
-	want := sent.Load()
-	deadline := time.Now().Add(2 * time.Minute)
-	var spans int64
-	var ttfts, gapObs uint64
-	for time.Now().Before(deadline) {
-		hs.mu.Lock()
-		spans, ttfts, gapObs = hs.spans, hs.counts["gen_ai.client.operation.time_to_first_chunk"], hs.counts["gen_ai.client.operation.time_per_output_chunk"]
-		hs.mu.Unlock()
-		if spans >= want && int64(ttfts) >= want && int64(gapObs) >= gaps.Load() {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	time.Sleep(3 * time.Second)
-	hs.mu.Lock()
-	spans, ttfts, gapObs = hs.spans, hs.counts["gen_ai.client.operation.time_to_first_chunk"], hs.counts["gen_ai.client.operation.time_per_output_chunk"]
-	hs.mu.Unlock()
-	t.Logf("sent %d generations (%d gaps); the backend received %d spans, %d TTFTs, %d gap observations", want, gaps.Load(), spans, ttfts, gapObs)
-	if spans != want || int64(ttfts) != want || int64(gapObs) != gaps.Load() {
-		t.Errorf("lost or duplicated across the outage and the restart: spans %d, TTFTs %d, gaps %d; want %d, %d, %d", spans, ttfts, gapObs, want, want, gaps.Load())
-	}
-	_ = gw2
+	return l
+}
+
+// stop ends the load and waits for its last generation.
+func (l *steadyLoad) stop() {
+	close(l.done)
+	l.wg.Wait()
 }

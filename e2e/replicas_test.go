@@ -31,6 +31,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/otelitl/itl/internal/pwalk"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -124,33 +125,25 @@ func (h *httpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *httpSink) record(md pmetric.Metrics) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeHistogram {
-					continue
-				}
-				dps := m.Histogram().DataPoints()
-				for d := range dps.Len() {
-					dp := dps.At(d)
-					h.counts[m.Name()] += dp.Count()
-					attrs := dp.Attributes().AsRaw()
-					h.series[m.Name()+"|"+attrKey(attrs)] = true
-					inst := toString(attrs["collector.instance.id"])
-					delete(attrs, "collector.instance.id")
-					key := m.Name() + "|" + attrKey(attrs)
-					if h.writers[key] == nil {
-						h.writers[key] = map[string]bool{}
-					}
-					h.writers[key][inst] = true
-				}
-			}
+	pwalk.Metrics(md, func(m pmetric.Metric) {
+		if m.Type() != pmetric.MetricTypeHistogram {
+			return
 		}
-	}
+		dps := m.Histogram().DataPoints()
+		for d := range dps.Len() {
+			dp := dps.At(d)
+			h.counts[m.Name()] += dp.Count()
+			attrs := dp.Attributes().AsRaw()
+			h.series[m.Name()+"|"+attrKey(attrs)] = true
+			inst := toString(attrs["collector.instance.id"])
+			delete(attrs, "collector.instance.id")
+			key := m.Name() + "|" + attrKey(attrs)
+			if h.writers[key] == nil {
+				h.writers[key] = map[string]bool{}
+			}
+			h.writers[key][inst] = true
+		}
+	})
 }
 
 // gateway is one otelcol-itl running exporter-config/gateway.yaml.

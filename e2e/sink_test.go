@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/otelitl/itl/internal/pwalk"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -44,37 +45,29 @@ func (ts traceServer) Export(ctx context.Context, req ptraceotlp.ExportRequest) 
 func (m metricsServer) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rms := req.Metrics().ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				mt := ms.At(k)
-				if m.series[mt.Name()] == nil {
-					m.series[mt.Name()] = map[string]bool{}
+	pwalk.Metrics(req.Metrics(), func(mt pmetric.Metric) {
+		if m.series[mt.Name()] == nil {
+			m.series[mt.Name()] = map[string]bool{}
+		}
+		switch mt.Type() {
+		case pmetric.MetricTypeHistogram:
+			dps := mt.Histogram().DataPoints()
+			m.maxPoints[mt.Name()] = max(m.maxPoints[mt.Name()], dps.Len())
+			for d := range dps.Len() {
+				if _, ok := dps.At(d).Attributes().Get("otel.metric.overflow"); ok && mt.Name() == "gen_ai.client.operation.time_to_first_chunk" {
+					m.overflow++
 				}
-				switch mt.Type() {
-				case pmetric.MetricTypeHistogram:
-					dps := mt.Histogram().DataPoints()
-					m.maxPoints[mt.Name()] = max(m.maxPoints[mt.Name()], dps.Len())
-					for d := range dps.Len() {
-						if _, ok := dps.At(d).Attributes().Get("otel.metric.overflow"); ok && mt.Name() == "gen_ai.client.operation.time_to_first_chunk" {
-							m.overflow++
-						}
-						m.counts[mt.Name()] += dps.At(d).Count()
-						m.sums[mt.Name()] += dps.At(d).Sum()
-						m.series[mt.Name()][attrKey(dps.At(d).Attributes().AsRaw())] = true
-					}
-				case pmetric.MetricTypeSum:
-					dps := mt.Sum().DataPoints()
-					for d := range dps.Len() {
-						m.stalls += dps.At(d).IntValue()
-					}
-				}
+				m.counts[mt.Name()] += dps.At(d).Count()
+				m.sums[mt.Name()] += dps.At(d).Sum()
+				m.series[mt.Name()][attrKey(dps.At(d).Attributes().AsRaw())] = true
+			}
+		case pmetric.MetricTypeSum:
+			dps := mt.Sum().DataPoints()
+			for d := range dps.Len() {
+				m.stalls += dps.At(d).IntValue()
 			}
 		}
-	}
+	})
 	return pmetricotlp.NewExportResponse(), nil
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/otelitl/itl/examples/internal/embed"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/internal/decode"
+	"github.com/otelitl/itl/internal/pwalk"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/openaiitl"
 )
@@ -213,52 +214,44 @@ func bar(w io.Writer, level int, elapsed, total time.Duration, done int64) {
 func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
 	byLevel := map[int]*levelFigures{}
 	hists := map[int]map[string]pmetric.ExponentialHistogramDataPoint{}
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				switch m.Type() {
-				case pmetric.MetricTypeExponentialHistogram:
-					dps := m.ExponentialHistogram().DataPoints()
-					for d := range dps.Len() {
-						dp := dps.At(d)
-						lv, ok := dp.Attributes().Get(levelKey)
-						if !ok {
-							continue
-						}
-						level, _ := strconv.Atoi(lv.AsString())
-						if byLevel[level] == nil {
-							byLevel[level] = &levelFigures{Concurrency: level}
-							hists[level] = map[string]pmetric.ExponentialHistogramDataPoint{}
-						}
-						switch m.Name() {
-						case "gen_ai.client.operation.duration":
-							byLevel[level].Generations += dp.Count()
-						case "gen_ai.client.token.usage":
-							if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
-								byLevel[level].OutputTokensPerSecond += dp.Sum() / perLevel.Seconds()
-							}
-						default:
-							hists[level][m.Name()] = dp
-						}
+	pwalk.Metrics(md, func(m pmetric.Metric) {
+		switch m.Type() {
+		case pmetric.MetricTypeExponentialHistogram:
+			dps := m.ExponentialHistogram().DataPoints()
+			for d := range dps.Len() {
+				dp := dps.At(d)
+				lv, ok := dp.Attributes().Get(levelKey)
+				if !ok {
+					continue
+				}
+				level, _ := strconv.Atoi(lv.AsString())
+				if byLevel[level] == nil {
+					byLevel[level] = &levelFigures{Concurrency: level}
+					hists[level] = map[string]pmetric.ExponentialHistogramDataPoint{}
+				}
+				switch m.Name() {
+				case "gen_ai.client.operation.duration":
+					byLevel[level].Generations += dp.Count()
+				case "gen_ai.client.token.usage":
+					if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
+						byLevel[level].OutputTokensPerSecond += dp.Sum() / perLevel.Seconds()
 					}
-				case pmetric.MetricTypeSum:
-					dps := m.Sum().DataPoints()
-					for d := range dps.Len() {
-						if lv, ok := dps.At(d).Attributes().Get(levelKey); ok {
-							level, _ := strconv.Atoi(lv.AsString())
-							if byLevel[level] != nil {
-								byLevel[level].Stalls += dps.At(d).IntValue()
-							}
-						}
+				default:
+					hists[level][m.Name()] = dp
+				}
+			}
+		case pmetric.MetricTypeSum:
+			dps := m.Sum().DataPoints()
+			for d := range dps.Len() {
+				if lv, ok := dps.At(d).Attributes().Get(levelKey); ok {
+					level, _ := strconv.Atoi(lv.AsString())
+					if byLevel[level] != nil {
+						byLevel[level].Stalls += dps.At(d).IntValue()
 					}
 				}
 			}
 		}
-	}
+	})
 	var out []levelFigures
 	for level, f := range byLevel {
 		h := hists[level]

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelitl/itl/internal/decode"
+	"github.com/otelitl/itl/internal/pwalk"
 	"github.com/otelitl/itl/internal/timeline"
 )
 
@@ -195,18 +196,7 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 	d := c.decoders.Get().(*decode.Decoder)
 	defer c.decoders.Put(d)
 	now := time.Now()
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		rs := rss.At(i)
-		res := rs.Resource().Attributes()
-		sss := rs.ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				c.consumeSpan(ctx, d, spans.At(k), res, now)
-			}
-		}
-	}
+	pwalk.Spans(td, func(res pcommon.Map, span ptrace.Span) { c.consumeSpan(ctx, d, span, res, now) })
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/internal/pwalk"
 	"github.com/otelitl/itl/internal/timeline"
 )
 
@@ -69,18 +70,11 @@ func histPoints(md pmetric.Metrics, name string) map[dpKey]pmetric.HistogramData
 }
 
 func forMetric(md pmetric.Metrics, name string, f func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				if ms.At(k).Name() == name {
-					f(ms.At(k))
-				}
-			}
+	pwalk.Metrics(md, func(m pmetric.Metric) {
+		if m.Name() == name {
+			f(m)
 		}
-	}
+	})
 }
 
 func str(m pcommon.Map, k string) string {

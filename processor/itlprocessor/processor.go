@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelitl/itl/internal/decode"
+	"github.com/otelitl/itl/internal/pwalk"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -64,22 +65,12 @@ func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error)
 func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	d := p.decoders.Get().(*decode.Decoder)
 	defer p.decoders.Put(d)
-	var annotated, malformed int64
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		sss := rss.At(i).ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				switch p.processSpan(ctx, d, spans.At(k)) {
-				case outcomeAnnotated:
-					annotated++
-				case outcomeMalformed:
-					malformed++
-				}
-			}
+	var annotated int64
+	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+		if p.processSpan(ctx, d, span) == outcomeAnnotated {
+			annotated++
 		}
-	}
+	})
 	if annotated > 0 {
 		p.annotated.Add(ctx, annotated)
 	}

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
@@ -27,6 +28,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
+	"github.com/otelitl/itl/internal/pwalk"
 	"github.com/otelitl/itl/processor/itlmetricsconnector"
 	"github.com/otelitl/itl/processor/itlprocessor"
 )
@@ -219,15 +221,7 @@ func (c *Collector) Spans() []ptrace.Span {
 	defer c.sink.mu.Unlock()
 	var out []ptrace.Span
 	for _, td := range c.sink.spans {
-		rss := td.ResourceSpans()
-		for i := range rss.Len() {
-			sss := rss.At(i).ScopeSpans()
-			for j := range sss.Len() {
-				for k := range sss.At(j).Spans().Len() {
-					out = append(out, sss.At(j).Spans().At(k))
-				}
-			}
-		}
+		pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) { out = append(out, s) })
 	}
 	return out
 }

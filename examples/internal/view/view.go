@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelitl/itl/internal/pwalk"
 )
 
 // Quantile estimates the q-quantile of an exponential histogram point, interpolating linearly
@@ -74,45 +76,37 @@ func Collect(md pmetric.Metrics) []*Series {
 		}
 		return s
 	}
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				switch m.Type() {
-				case pmetric.MetricTypeExponentialHistogram:
-					dps := m.ExponentialHistogram().DataPoints()
-					for d := range dps.Len() {
-						dp := dps.At(d)
-						s := get(dp.Attributes())
-						switch m.Name() {
-						case "gen_ai.client.operation.time_to_first_chunk":
-							dp.CopyTo(s.TTFT)
-						case "gen_ai.client.operation.time_per_output_chunk":
-							dp.CopyTo(s.Gap)
-						case "otelitl.time_per_output_token":
-							dp.CopyTo(s.TPOT)
-						case "gen_ai.client.operation.duration":
-							s.Generations += dp.Count()
-						case "gen_ai.client.token.usage":
-							if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
-								s.OutputTokens += dp.Sum()
-							}
-						}
-					}
-				case pmetric.MetricTypeSum:
-					if m.Name() == "otelitl.stalls" {
-						dps := m.Sum().DataPoints()
-						for d := range dps.Len() {
-							get(dps.At(d).Attributes()).Stalls += dps.At(d).IntValue()
-						}
+	pwalk.Metrics(md, func(m pmetric.Metric) {
+		switch m.Type() {
+		case pmetric.MetricTypeExponentialHistogram:
+			dps := m.ExponentialHistogram().DataPoints()
+			for d := range dps.Len() {
+				dp := dps.At(d)
+				s := get(dp.Attributes())
+				switch m.Name() {
+				case "gen_ai.client.operation.time_to_first_chunk":
+					dp.CopyTo(s.TTFT)
+				case "gen_ai.client.operation.time_per_output_chunk":
+					dp.CopyTo(s.Gap)
+				case "otelitl.time_per_output_token":
+					dp.CopyTo(s.TPOT)
+				case "gen_ai.client.operation.duration":
+					s.Generations += dp.Count()
+				case "gen_ai.client.token.usage":
+					if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
+						s.OutputTokens += dp.Sum()
 					}
 				}
 			}
+		case pmetric.MetricTypeSum:
+			if m.Name() == "otelitl.stalls" {
+				dps := m.Sum().DataPoints()
+				for d := range dps.Len() {
+					get(dps.At(d).Attributes()).Stalls += dps.At(d).IntValue()
+				}
+			}
 		}
-	}
+	})
 	out := make([]*Series, 0, len(by))
 	for _, s := range by {
 		out = append(out, s)

@@ -1,0 +1,39 @@
+// Package pwalk walks pdata's nested resource / scope / item slices, so that code that only wants
+// the spans or the metrics does not repeat the three loops.
+package pwalk
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Spans calls f for every span of td, with its resource's attributes.
+func Spans(td ptrace.Traces, f func(resource pcommon.Map, span ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		res := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				f(res, spans.At(k))
+			}
+		}
+	}
+}
+
+// Metrics calls f for every metric of md.
+func Metrics(md pmetric.Metrics, f func(m pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				f(ms.At(k))
+			}
+		}
+	}
+}
