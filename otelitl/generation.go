@@ -230,6 +230,8 @@ func (g *Generation) end(endOff int64, err error) {
 	}
 	if g.recording {
 		g.writeSpan(tl, endOff, err, errType)
+	} else {
+		g.span.End(trace.WithTimestamp(g.start.Add(time.Duration(endOff)))) // a span is ended, recording or not
 	}
 	if g.in.metrics != nil {
 		g.recordMetrics(tl, endOff, err, errType)

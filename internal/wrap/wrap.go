@@ -5,6 +5,7 @@ package wrap
 import (
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/otelitl/itl/otelitl"
 )
@@ -62,8 +63,15 @@ func (closedEarly) ErrorType() string { return "cancelled" }
 // stream before the reply finished.
 type Stream struct {
 	G        *otelitl.Generation
-	Finished bool // the provider said the reply is complete (a finish or stop reason, usage)
+	finished atomic.Bool // the provider said the reply is complete (a finish or stop reason, usage)
 }
+
+// MarkFinished records that the provider said the reply is complete. Safe to call while another
+// goroutine closes the stream.
+func (s *Stream) MarkFinished() { s.finished.Store(true) }
+
+// Finished reports whether MarkFinished was called.
+func (s *Stream) Finished() bool { return s.finished.Load() }
 
 // Done ends the generation when the stream reports its end, err being the stream's error (nil at a
 // clean end of stream).
@@ -72,7 +80,7 @@ func (s *Stream) Done(err error) { s.G.End(err) }
 // Closed ends the generation when the application closes the stream; a stream that already ended
 // keeps its first End.
 func (s *Stream) Closed() {
-	if s.Finished {
+	if s.finished.Load() {
 		s.G.End(nil)
 		return
 	}

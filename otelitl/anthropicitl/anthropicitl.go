@@ -193,7 +193,7 @@ func (o *observer) line(line []byte) {
 		}
 		ev.Usage.record(g)
 	case "message_stop":
-		o.s.Finished = true
+		o.s.MarkFinished()
 	case "error":
 		o.err = &StreamError{Type: ev.Error.Type, Message: ev.Error.Message}
 	}
@@ -221,7 +221,7 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		if o.err != nil {
 			o.s.Done(o.err)
-		} else if o.s.Finished {
+		} else if o.s.Finished() {
 			o.s.Done(nil)
 		} else {
 			o.s.Done(incomplete{})

@@ -84,7 +84,9 @@ func (s *ChatCompletionStream) Recv() (openai.ChatCompletionStreamResponse, erro
 	case err != nil:
 		s.s.Done(apiErr(err))
 	default:
-		Observe(s.s.G, resp, &s.s.Finished)
+		if Observe(s.s.G, resp) {
+			s.s.MarkFinished()
+		}
 	}
 	return resp, err
 }
@@ -97,9 +99,9 @@ func (s *ChatCompletionStream) Close() error {
 }
 
 // Observe records one stream response on g: a chunk when it carries generated content, the
-// response id and model, finish reasons and usage. finished is set once the reply is known to be
-// complete.
-func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse, finished *bool) {
+// response id and model, finish reasons and usage. It reports whether the response shows the reply
+// complete (a finish reason or the usage).
+func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse) (finished bool) {
 	if r.ID != "" {
 		g.SetResponseID(r.ID)
 	}
@@ -108,7 +110,7 @@ func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse, finis
 	}
 	if r.Usage != nil {
 		g.SetUsage(r.Usage.PromptTokens, r.Usage.CompletionTokens)
-		*finished = true
+		finished = true
 	}
 	content := false
 	for _, ch := range r.Choices {
@@ -123,12 +125,13 @@ func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse, finis
 		}
 		if ch.FinishReason != "" {
 			g.AddFinishReason(string(ch.FinishReason))
-			*finished = true
+			finished = true
 		}
 	}
 	if content {
 		g.Chunk(1)
 	}
+	return finished
 }
 
 func apiErr(err error) error {

@@ -84,7 +84,9 @@ func (it *chatIterator) Next() bool {
 		it.s.Done(streamErr(it.inner.Err()))
 		return false
 	}
-	ObserveChatChunk(it.s.G, it.inner.Current(), &it.s.Finished)
+	if ObserveChatChunk(it.s.G, it.inner.Current()) {
+		it.s.MarkFinished()
+	}
 	return true
 }
 
@@ -101,9 +103,9 @@ func (it *chatIterator) Close() error {
 }
 
 // ObserveChatChunk records one Chat Completions chunk on g: a chunk of generated content, the
-// response id and model, finish reasons and usage. finished is set once the reply is known to be
-// complete. Use it when you drive a stream yourself.
-func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk, finished *bool) {
+// response id and model, finish reasons and usage. It reports whether the chunk shows the reply
+// complete (a finish reason or the usage). Use it when you drive a stream yourself.
+func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk) (finished bool) {
 	if c.ID != "" {
 		g.SetResponseID(c.ID)
 	}
@@ -112,7 +114,7 @@ func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk, finis
 	}
 	if c.JSON.Usage.Valid() {
 		g.SetUsage(int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens))
-		*finished = true
+		finished = true
 	}
 	content := false
 	for _, ch := range c.Choices {
@@ -134,12 +136,13 @@ func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk, finis
 		}
 		if ch.FinishReason != "" {
 			g.AddFinishReason(ch.FinishReason)
-			*finished = true
+			finished = true
 		}
 	}
 	if content {
 		g.Chunk(1)
 	}
+	return finished
 }
 
 // NewResponseStreaming calls svc.NewStreaming (client.Responses) inside a generation span and
@@ -169,8 +172,12 @@ func (it *responseIterator) Next() bool {
 		it.s.Done(err)
 		return false
 	}
-	if err := ObserveResponseEvent(it.s.G, it.inner.Current(), &it.s.Finished); err != nil {
+	finished, err := ObserveResponseEvent(it.s.G, it.inner.Current())
+	if err != nil {
 		it.err = err
+	}
+	if finished {
+		it.s.MarkFinished()
 	}
 	return true
 }
@@ -206,9 +213,9 @@ func (e *ResponseError) ErrorType() string {
 	return e.Code
 }
 
-// ObserveResponseEvent records one Responses API stream event on g. It returns the failure a
-// response.failed or error event reports, and sets finished once the response completed.
-func ObserveResponseEvent(g *otelitl.Generation, ev responses.ResponseStreamEventUnion, finished *bool) error {
+// ObserveResponseEvent records one Responses API stream event on g. It reports whether the event
+// completes the response, and the failure a response.failed or error event reports.
+func ObserveResponseEvent(g *otelitl.Generation, ev responses.ResponseStreamEventUnion) (finished bool, err error) {
 	switch ev.Type {
 	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
 		"response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
@@ -229,14 +236,14 @@ func ObserveResponseEvent(g *otelitl.Generation, ev responses.ResponseStreamEven
 			}
 		}
 		g.AddFinishReason(reason)
-		*finished = true
+		return true, nil
 	case "response.failed":
 		recordResponse(g, ev.Response)
-		return &ResponseError{Code: string(ev.Response.Error.Code), Message: ev.Response.Error.Message}
+		return false, &ResponseError{Code: string(ev.Response.Error.Code), Message: ev.Response.Error.Message}
 	case "error":
-		return &ResponseError{Code: ev.Code, Message: ev.Message}
+		return false, &ResponseError{Code: ev.Code, Message: ev.Message}
 	}
-	return nil
+	return false, nil
 }
 
 func recordResponse(g *otelitl.Generation, r responses.Response) {
