@@ -1,0 +1,72 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeAndShutDownOnSIGINT builds fakellm, serves a streaming request, and checks that SIGINT
+// stops it cleanly (exit status 0).
+func TestServeAndShutDownOnSIGINT(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fakellm")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin, "-addr", addr, "-models", "m1,m2", "-max-batch", "2", "-step-base", "2ms")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fakellm did not start:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m2","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "data: [DONE]") || resp.Header.Get("X-Fakellm-Request-Id") == "" {
+		t.Errorf("stream %q", body)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("fakellm exited with %v after SIGINT:\n%s", err, logs.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("fakellm did not stop on SIGINT")
+	}
+	if !strings.Contains(logs.String(), "shutting down") {
+		t.Errorf("no shutdown line:\n%s", logs.String())
+	}
+}
