@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -189,16 +188,9 @@ func TestFaultPersistentQueue(t *testing.T) {
 	outage := time.Duration(envInt("FAULT_OUTAGE", 20)) * time.Second
 	bin := buildCollector(t)
 	certFile, keyFile, pool := selfSigned(t)
-	hs := &httpSink{counts: map[string]uint64{}, writers: map[string]map[string]bool{}, series: map[string]bool{}}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: hs}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	hs, backend := startHTTPSink(t)
 	queueDir := t.TempDir()
-	gw := startGateway(t, bin, "gateway", certFile, keyFile, l.Addr().String(), queueDir)
+	gw := startGateway(t, bin, "gateway", certFile, keyFile, backend, queueDir)
 	tp, in := tlsSender(t, gw.grpcAddr, pool, "fault-queue")
 
 	ctx := context.Background()

@@ -124,6 +124,20 @@ func (h *httpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// startHTTPSink serves an httpSink on a free loopback port until the test ends.
+func startHTTPSink(t *testing.T) (*httpSink, string) {
+	t.Helper()
+	hs := &httpSink{counts: map[string]uint64{}, writers: map[string]map[string]bool{}, series: map[string]bool{}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: hs, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return hs, l.Addr().String()
+}
+
 func (h *httpSink) record(md pmetric.Metrics) {
 	pwalk.Metrics(md, func(m pmetric.Metric) {
 		if m.Type() != pmetric.MetricTypeHistogram {
@@ -193,18 +207,11 @@ func TestReplicas(t *testing.T) {
 	requireE2E(t)
 	bin := buildCollector(t)
 	certFile, keyFile, pool := selfSigned(t)
-	hs := &httpSink{counts: map[string]uint64{}, writers: map[string]map[string]bool{}, series: map[string]bool{}}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: hs}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	hs, backend := startHTTPSink(t)
 
 	var endpoints []string
 	for i := range 2 {
-		r := startGateway(t, bin, fmt.Sprintf("replica-%d", i), certFile, keyFile, l.Addr().String(), t.TempDir())
+		r := startGateway(t, bin, fmt.Sprintf("replica-%d", i), certFile, keyFile, backend, t.TempDir())
 		endpoints = append(endpoints, r.grpcAddr)
 	}
 

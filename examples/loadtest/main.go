@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -35,7 +33,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
-	"github.com/otelitl/itl/examples/fakellm/server"
+	"github.com/otelitl/itl/examples/internal/demo"
 	"github.com/otelitl/itl/examples/internal/embed"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/internal/decode"
@@ -59,24 +57,10 @@ type options struct {
 }
 
 func main() {
-	var o options
-	levels := flag.String("levels", "1,2,4,8,16,32", "concurrency levels to ramp through")
-	flag.DurationVar(&o.duration, "duration", 4*time.Second, "time spent at each level")
-	flag.StringVar(&o.model, "model", "fake-gpt", "model to ask")
-	flag.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC to this collector instead of the embedded one (no report then)")
-	flag.StringVar(&o.report, "report", "itl-report.html", "where to write the HTML report")
-	flag.IntVar(&o.maxBatch, "max-batch", 8, "the in-process fakellm's max batch: levels above it queue")
-	flag.DurationVar(&o.prefill, "prefill-per-tok", 250*time.Microsecond, "the in-process fakellm's prefill cost per prompt token: long prompts stall the batch")
-	flag.DurationVar(&o.stall, "stall", 250*time.Millisecond, "gaps above this count as stalls (the connector's default)")
-	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
-	flag.Parse()
-	for _, s := range strings.Split(*levels, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "loadtest: -levels: %q is not a positive number\n", s)
-			os.Exit(2)
-		}
-		o.levels = append(o.levels, n)
+	o, err := parseFlags(flag.CommandLine, os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(2)
 	}
 	if err := run(o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
@@ -84,24 +68,45 @@ func main() {
 	}
 }
 
+// parseFlags defines the load test's flags on fs (which already holds demo's -endpoint) and parses
+// args.
+func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
+	var o options
+	levels := fs.String("levels", "1,2,4,8,16,32", "concurrency levels to ramp through")
+	fs.DurationVar(&o.duration, "duration", 4*time.Second, "time spent at each level")
+	fs.StringVar(&o.model, "model", "fake-gpt", "model to ask")
+	fs.StringVar(&o.report, "report", "itl-report.html", "where to write the HTML report")
+	fs.IntVar(&o.maxBatch, "max-batch", 8, "the in-process fakellm's max batch: levels above it queue")
+	fs.DurationVar(&o.prefill, "prefill-per-tok", 250*time.Microsecond, "the in-process fakellm's prefill cost per prompt token: long prompts stall the batch")
+	fs.DurationVar(&o.stall, "stall", 250*time.Millisecond, "gaps above this count as stalls (the connector's default)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if f := fs.Lookup("endpoint"); f != nil { // demo's -endpoint: an external collector, and then no report
+		o.endpoint = f.Value.String()
+	}
+	for _, s := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-levels: %q is not a positive number", s)
+		}
+		o.levels = append(o.levels, n)
+	}
+	return o, nil
+}
+
 func run(o options, out, progress io.Writer) error {
 	base := os.Getenv("OPENAI_BASE_URL")
 	if base == "" {
 		cfg := engine.DefaultConfig()
 		cfg.MaxBatch, cfg.PrefillPerTok, cfg.Seed = o.maxBatch, o.prefill, o.seed
-		eng, err := engine.New(cfg)
+		u, stop, err := demo.Fakellm(cfg, o.model)
 		if err != nil {
 			return err
 		}
-		defer eng.Close()
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		srv := &http.Server{Handler: server.New(eng, []string{o.model}), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(l) }()
-		defer srv.Close()
-		base = "http://" + l.Addr().String() + "/v1/"
+		defer stop()
+		base = u + "/v1/"
 		fmt.Fprintf(out, "fakellm at %s: max batch %d, step %v + %v/sequence, prefill %v/token\n", base, cfg.MaxBatch, cfg.StepBase, cfg.StepPerSeq, cfg.PrefillPerTok)
 	}
 	var col *embed.Collector

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,5 +41,20 @@ func TestReport(t *testing.T) {
 	}
 	if !strings.Contains(page, "<path") || !strings.Contains(progress.String(), "concurrency   6 [") {
 		t.Errorf("the charts have no drawing, or the progress bar is missing")
+	}
+}
+
+// TestFlags parses the command line as main does, on the flag set that already holds the shared
+// -endpoint flag: a clash would panic here.
+func TestFlags(t *testing.T) {
+	o, err := parseFlags(flag.CommandLine, []string{"-levels", "2,8", "-endpoint", "127.0.0.1:4317", "-max-batch", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(o.levels) != "[2 8]" || o.endpoint != "127.0.0.1:4317" || o.maxBatch != 3 {
+		t.Errorf("parsed %+v", o)
+	}
+	if _, err := parseFlags(flag.NewFlagSet("x", flag.ContinueOnError), []string{"-levels", "0"}); err == nil {
+		t.Error("a zero level must be refused")
 	}
 }

@@ -26,11 +26,9 @@ import (
 // Endpoint is the -endpoint flag every SDK example takes.
 var Endpoint = flag.String("endpoint", "", "send spans over OTLP/gRPC to this collector (host:port) instead of an embedded one")
 
-// Fakellm starts a fakellm server on a free loopback port and returns its base URL (without a
-// path) and a function that stops it.
-func Fakellm() (string, func(), error) {
-	cfg := engine.DefaultConfig()
-	cfg.SpecTokens = 2
+// Fakellm starts a fakellm server with cost model cfg for models on a free loopback port, and
+// returns its base URL (without a path) and a function that stops it.
+func Fakellm(cfg engine.Config, models ...string) (string, func(), error) {
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return "", nil, err
@@ -40,7 +38,7 @@ func Fakellm() (string, func(), error) {
 		eng.Close()
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: server.New(eng, []string{"fake-gpt", "fake-claude"}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: server.New(eng, models), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return "http://" + l.Addr().String(), func() { _ = srv.Close(); eng.Close() }, nil
 }
@@ -52,7 +50,9 @@ func BaseURL(env, path string) (string, func(), error) {
 		fmt.Printf("using %s=%s\n", env, u)
 		return u, func() {}, nil
 	}
-	u, stop, err := Fakellm()
+	cfg := engine.DefaultConfig()
+	cfg.SpecTokens = 2
+	u, stop, err := Fakellm(cfg, "fake-gpt", "fake-claude")
 	if err != nil {
 		return "", nil, err
 	}
