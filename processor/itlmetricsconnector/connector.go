@@ -388,18 +388,25 @@ func (c *itlMetrics) record(s *series, sf *spanFigures) {
 // merged in (memory stays bounded by the cardinality limit), unless the error is permanent.
 func (c *itlMetrics) flush(ctx context.Context) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	now := time.Now()
 	ts := pcommon.NewTimestampFromTime(now)
 	md := c.build(ts)
-	c.mu.Unlock()
 
 	var err error
 	if md.DataPointCount() > 0 {
-		err = c.next.ConsumeMetrics(ctx, md)
+		if c.delta {
+			// The lock stays held through the send: the reset below must not wipe observations
+			// recorded while the metrics were on their way. Spans wait meanwhile, which is the
+			// backpressure a slow next consumer should cause.
+			err = c.next.ConsumeMetrics(ctx, md)
+		} else {
+			// Cumulative: what is sent is a snapshot and nothing is reset, so spans need not wait.
+			c.mu.Unlock()
+			err = c.next.ConsumeMetrics(ctx, md)
+			c.mu.Lock()
+		}
 	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err != nil {
 		c.flushErrors.Add(ctx, 1)
 		if !c.delta || !consumererror.IsPermanent(err) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -516,5 +517,55 @@ func TestErrorTypesAreBounded(t *testing.T) {
 	})
 	if points > maxErrorTypes || total != 100 {
 		t.Errorf("%d duration points for 100 error types (bound %d), %d observations (want 100)", points, maxErrorTypes, total)
+	}
+}
+
+// slowSink takes its time over each flush, while spans keep arriving.
+type slowSink struct{ consumertest.MetricsSink }
+
+func (s *slowSink) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	time.Sleep(2 * time.Millisecond)
+	return s.MetricsSink.ConsumeMetrics(ctx, md)
+}
+
+// TestDeltaLosesNothingToConcurrentSpans flushes while other goroutines keep consuming spans: every
+// gap must be delivered exactly once across the flushes.
+func TestDeltaLosesNothingToConcurrentSpans(t *testing.T) {
+	next := &slowSink{}
+	c := newTestConnector(t, func(cfg *Config) { cfg.AggregationTemporality = "delta" }, next)
+	const writers, per = 4, 200
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range per {
+					td := ptrace.NewTraces()
+					genSpan(td, fmt.Sprintf("m%d", w), byte(i), 100, 10, 10) // 2 gaps
+					_ = c.ConsumeTraces(context.Background(), td)
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	for flushing := true; flushing; {
+		select {
+		case <-done:
+			flushing = false
+		default:
+		}
+		if err := c.flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = c.flush(context.Background())
+	var total uint64
+	for _, md := range next.AllMetrics() {
+		n, _ := gapCount(md)
+		total += n
+	}
+	if total != writers*per*2 {
+		t.Errorf("delivered %d gaps across the flushes, want %d", total, writers*per*2)
 	}
 }
