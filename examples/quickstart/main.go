@@ -51,19 +51,20 @@ func main() {
 	flag.StringVar(&o.serve, "serve", "", "keep generating until interrupted and expose the metrics for Prometheus at this address, e.g. 127.0.0.1:8889")
 	flag.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC to this collector (host:port) instead of the embedded one")
 	flag.Parse()
-	if err := run(o, os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
 // run does the quickstart: results go to out, progress to progress.
-func run(o options, out, progress io.Writer) error {
+// The run ends when ctx does (Ctrl-C), or after o.generations without -serve.
+func run(ctx context.Context, o options, out, progress io.Writer) error {
 	if o.generations < 1 || o.concurrency < 1 {
 		return errors.New("-generations and -concurrency must be at least 1")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	endpoint := o.endpoint
 	var col *embed.Collector

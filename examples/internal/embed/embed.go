@@ -111,18 +111,22 @@ func Start(o Options) (*Collector, error) {
 	_ = l.Close()
 	c := &Collector{Endpoint: endpoint, Started: time.Now(), errc: make(chan error, 1), sink: &sink{keepSpans: o.KeepSpans}}
 
-	metricsExporters := "[embed_sink]"
-	prom := ""
-	if o.Serve != "" {
-		metricsExporters = "[embed_sink, prometheus]"
-		prom = fmt.Sprintf("\n  prometheus:\n    endpoint: %q\n    enable_open_metrics: true", o.Serve)
-	}
 	dims := ""
 	if len(o.Dimensions) > 0 {
 		dims = "\n    dimensions:"
 		for _, d := range o.Dimensions {
 			dims += fmt.Sprintf("\n      - name: %q", d)
 		}
+	}
+	// The sink gets exponential histograms, for fine quantiles in the process. Prometheus' text
+	// format carries only explicit buckets, so a second connector with the default (explicit)
+	// buckets feeds the Prometheus exporter, which the dashboard's le-based queries need.
+	promConnector, promExporter, promTraces, promPipeline := "", "", "", ""
+	if o.Serve != "" {
+		promConnector = "\n  itl_metrics/prometheus:\n    metrics_flush_interval: 1s" + dims
+		promExporter = fmt.Sprintf("\n  prometheus:\n    endpoint: %q\n    enable_open_metrics: true", o.Serve)
+		promTraces = ", itl_metrics/prometheus"
+		promPipeline = "\n    metrics/prometheus:\n      receivers: [itl_metrics/prometheus]\n      exporters: [prometheus]"
 	}
 	cfg := fmt.Sprintf(`
 receivers:
@@ -137,7 +141,7 @@ connectors:
     metrics_flush_interval: 1s%s
     histogram:
       exponential:
-        max_size: 160
+        max_size: 160%s
 exporters:
   embed_sink:%s
 service:
@@ -150,11 +154,11 @@ service:
     traces:
       receivers: [otlp]
       processors: [itl]
-      exporters: [itl_metrics, embed_sink]
+      exporters: [itl_metrics, embed_sink%s]
     metrics:
       receivers: [itl_metrics]
-      exporters: %s
-`, endpoint, dims, prom, metricsExporters)
+      exporters: [embed_sink]%s
+`, endpoint, dims, promConnector, promExporter, promTraces, promPipeline)
 
 	factories := func() (otelcol.Factories, error) {
 		var f otelcol.Factories
