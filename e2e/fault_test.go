@@ -2,11 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,29 +54,11 @@ service:
       exporters: [prometheusremotewrite]
 `
 
-// rangeSamples returns every sample of the series q selects over the last window, by series.
+// rangeSamples returns every sample of the series q (a range selector) selects, by series.
 func rangeSamples(t *testing.T, prom, q string) map[string][]float64 {
 	t.Helper()
-	resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status string `json:"status"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Values [][2]any          `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
-		t.Fatalf("query %s: %v %s", q, err, body)
-	}
 	out := map[string][]float64{}
-	for _, s := range r.Data.Result {
+	for _, s := range promAPI(t, prom, q) {
 		k := fmt.Sprint(s.Metric)
 		for _, v := range s.Values {
 			f, _ := strconv.ParseFloat(v[1].(string), 64)

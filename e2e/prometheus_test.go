@@ -133,8 +133,16 @@ func waitHTTP(t *testing.T, u string, timeout time.Duration) {
 	t.Fatalf("%s not ready within %v", u, timeout)
 }
 
-// promQuery runs an instant query and returns each series' value by the given label.
-func promQuery(t *testing.T, prom, q, by string) map[string]float64 {
+// promSeries is one series of a Prometheus query result: an instant value or a range of values.
+type promSeries struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+	Values [][2]any          `json:"values"`
+}
+
+// promAPI runs query q on Prometheus' HTTP API and returns the series of its result, failing the
+// test on any error.
+func promAPI(t *testing.T, prom, q string) []promSeries {
 	t.Helper()
 	resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
 	if err != nil {
@@ -146,17 +154,20 @@ func promQuery(t *testing.T, prom, q, by string) map[string]float64 {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			Result []promSeries `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
 		t.Fatalf("query %s: %v %s %s", q, err, r.Error, body)
 	}
+	return r.Data.Result
+}
+
+// promQuery runs an instant query and returns each series' value by the given label.
+func promQuery(t *testing.T, prom, q, by string) map[string]float64 {
+	t.Helper()
 	out := map[string]float64{}
-	for _, s := range r.Data.Result {
+	for _, s := range promAPI(t, prom, q) {
 		v, _ := strconv.ParseFloat(s.Value[1].(string), 64)
 		out[s.Metric[by]] = v
 	}

@@ -4,6 +4,7 @@
 package decode
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -382,4 +383,18 @@ func ValidateEventNames(field string, names []string) error {
 		seen[n] = true
 	}
 	return nil
+}
+
+// ValidateReading checks the settings both collector components read timelines with, naming each
+// configuration key and the fix.
+func ValidateReading(stallThreshold time.Duration, chunkEventNames []string, maxChunks int) error {
+	var errs []error
+	if stallThreshold <= 0 {
+		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; a common value is 250ms", stallThreshold))
+	}
+	errs = append(errs, ValidateEventNames("chunk_event_names", chunkEventNames))
+	if maxChunks <= 0 {
+		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", maxChunks, DefaultMaxChunks))
+	}
+	return errors.Join(errs...)
 }

@@ -160,13 +160,7 @@ func (c *Config) Validate() error {
 	if c.Exemplars.Enabled && c.Exemplars.MaxPerDataPoint <= 0 {
 		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d must be above 0 when exemplars are enabled; the default is %d", c.Exemplars.MaxPerDataPoint, defaultExemplars))
 	}
-	if c.StallThreshold <= 0 {
-		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; a common value is 250ms", c.StallThreshold))
-	}
-	errs = append(errs, decode.ValidateEventNames("chunk_event_names", c.ChunkEventNames))
-	if c.MaxChunks <= 0 {
-		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0", c.MaxChunks))
-	}
+	errs = append(errs, decode.ValidateReading(c.StallThreshold, c.ChunkEventNames, c.MaxChunks))
 	return errors.Join(errs...)
 }
 

@@ -2,7 +2,6 @@ package itlprocessor
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -34,13 +33,7 @@ var _ component.Config = (*Config)(nil)
 // Validate checks the configuration and says how to fix what is wrong.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.StallThreshold <= 0 {
-		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; a common value is 250ms", c.StallThreshold))
-	}
-	errs = append(errs, decode.ValidateEventNames("chunk_event_names", c.ChunkEventNames))
-	if c.MaxChunks <= 0 {
-		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", c.MaxChunks, defaultMaxChunks))
-	}
+	errs = append(errs, decode.ValidateReading(c.StallThreshold, c.ChunkEventNames, c.MaxChunks))
 	if c.CompactEvents && c.DropTimeline {
 		errs = append(errs, errors.New("compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"))
 	}
