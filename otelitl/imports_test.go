@@ -18,6 +18,7 @@ func TestImportsOnlyTheAPI(t *testing.T) {
 	allowed := []string{
 		"github.com/otelitl/itl/otelitl",
 		"github.com/otelitl/itl/internal/timeline",
+		"github.com/otelitl/itl/internal/cycles",
 		"go.opentelemetry.io/otel",
 		"go.opentelemetry.io/auto/sdk",
 		"github.com/go-logr/",

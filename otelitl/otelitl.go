@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelitl/itl/internal/cycles"
 	"github.com/otelitl/itl/internal/timeline"
 )
 
@@ -21,6 +22,7 @@ type Instrumentation struct {
 	encoding   Encoding
 	eventLimit int
 	attrs      []attribute.KeyValue
+	cycles     bool // WithCycleCounter
 
 	metrics *instruments // nil without WithMeterProvider
 }
@@ -34,7 +36,7 @@ type instruments struct {
 
 // New returns an Instrumentation configured by opts.
 func New(opts ...Option) *Instrumentation {
-	c := config{encoding: EncodingAuto, eventLimit: DefaultEventLimit}
+	c := config{encoding: EncodingAuto, eventLimit: DefaultEventLimit, cycleCounter: true}
 	for _, o := range opts {
 		o.apply(&c)
 	}
@@ -46,6 +48,7 @@ func New(opts ...Option) *Instrumentation {
 		encoding:   c.encoding,
 		eventLimit: c.eventLimit,
 		attrs:      c.attrs,
+		cycles:     c.cycleCounter,
 	}
 	if c.meterProvider != nil {
 		in.metrics = newInstruments(c.meterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL)))
@@ -155,6 +158,10 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		port:      req.ServerPort,
 		usageIn:   -1,
 		usageOut:  -1,
+	}
+	if in.cycles && cycles.Usable() {
+		g.ticks = true
+		g.from = cycles.Read(start)
 	}
 	g.offsets = getBuf()
 	return ctx, g

@@ -289,8 +289,14 @@ func TestEndIsIdempotentAndChunkAfterEndIgnored(t *testing.T) {
 // TestCancellationRacesChunk ends generations from another goroutine while chunks stream in, as a
 // context cancellation does. Run under -race; the span must stay self-consistent.
 func TestCancellationRacesChunk(t *testing.T) {
+	for _, cc := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cycleCounter=%v", cc), func(t *testing.T) { testCancellationRacesChunk(t, cc) })
+	}
+}
+
+func testCancellationRacesChunk(t *testing.T, cycleCounter bool) {
 	tp, exp := newTracing(t)
-	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact))
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact), otelitl.WithCycleCounter(cycleCounter))
 	const runs = 50
 	for range runs {
 		_, g := in.Start(context.Background(), req)
@@ -339,6 +345,73 @@ func TestCancellationRacesChunk(t *testing.T) {
 				t.Fatalf("span ends before its last chunk")
 			}
 		}
+	}
+}
+
+// TestChunkTimesOnTheMonotonicClock checks where Chunk puts arrivals, with either clock: each
+// offset must lie between monotonic readings taken just before and just after the Chunk call.
+func TestChunkTimesOnTheMonotonicClock(t *testing.T) {
+	for _, cc := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cycleCounter=%v", cc), func(t *testing.T) {
+			tp, exp := newTracing(t)
+			in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact), otelitl.WithCycleCounter(cc))
+			start := time.Now()
+			r := req
+			r.StartTime = start
+			_, g := in.Start(context.Background(), r)
+			const n = 30
+			var before, after [n]time.Duration
+			for i := range n {
+				time.Sleep(time.Duration(i%4) * time.Millisecond)
+				before[i] = time.Since(start)
+				g.Chunk(1)
+				after[i] = time.Since(start)
+			}
+			g.End(nil)
+			s := exp.GetSpans()[0]
+			offs := attrMap(s.Attributes)[otelitl.ChunkOffsetsKey].AsInt64Slice()
+			if len(offs) != n {
+				t.Fatalf("%d offsets, want %d", len(offs), n)
+			}
+			for i, us := range offs {
+				// Offsets are whole microseconds, truncated; 5 µs covers that and the counter's
+				// interpolation (nanoseconds here).
+				got := time.Duration(us) * time.Microsecond
+				if got < before[i]-5*time.Microsecond || got > after[i]+5*time.Microsecond {
+					t.Errorf("chunk %d at %v, but the monotonic clock read %v before and %v after Chunk", i, got, before[i], after[i])
+				}
+			}
+			if end := s.EndTime.Sub(s.StartTime); end < after[n-1] {
+				t.Errorf("span lasts %v, less than its last chunk's %v", end, after[n-1])
+			}
+		})
+	}
+}
+
+// TestChunkAndChunkAtMix records live chunks and replayed ones in one generation: whichever clock
+// Chunk reads, the timeline comes out in arrival order on one scale.
+func TestChunkAndChunkAtMix(t *testing.T) {
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact))
+	start := time.Now().Add(-time.Second)
+	r := req
+	r.StartTime = start
+	_, g := in.Start(context.Background(), r)
+	g.Chunk(1)                                    // ~1 s after start
+	g.ChunkAt(start.Add(100*time.Millisecond), 2) // replayed, earlier
+	time.Sleep(2 * time.Millisecond)
+	g.Chunk(1) // ~1.002 s
+	g.End(nil)
+	a := attrMap(exp.GetSpans()[0].Attributes)
+	offs, toks := a[otelitl.ChunkOffsetsKey].AsInt64Slice(), a[otelitl.ChunkTokensKey].AsInt64Slice()
+	if len(offs) != 3 || len(toks) != 3 {
+		t.Fatalf("offsets %v tokens %v, want 3 of each", offs, toks)
+	}
+	if offs[0] != 100_000 || toks[0] != 2 {
+		t.Errorf("first arrival (%d µs, %d tokens), want the replayed one (100000 µs, 2 tokens)", offs[0], toks[0])
+	}
+	if offs[1] < 1_000_000 || offs[1] > 1_500_000 || offs[2]-offs[1] < 2000 || toks[1] != 1 || toks[2] != 1 {
+		t.Errorf("live arrivals %v µs (tokens %v), want ~1 s after start and >= 2 ms apart", offs[1:], toks[1:])
 	}
 }
 
