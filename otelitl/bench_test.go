@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -59,10 +60,58 @@ func BenchmarkPerChunk(b *testing.B) {
 			func() { g.Chunk(1) },
 			func() { g.End(nil) })
 	})
+	b.Run("impl=otelitl-monotonic", func(b *testing.B) {
+		in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)), otelitl.WithCycleCounter(false))
+		var g *otelitl.Generation
+		perReply(b,
+			func() { _, g = in.Start(context.Background(), req) },
+			func() { g.Chunk(1) },
+			func() { g.End(nil) })
+	})
 	b.Run("impl=span.AddEvent", func(b *testing.B) {
 		tracer := benchProvider(b).Tracer("bench")
 		var span trace.Span
 		perReply(b,
+			func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
+			func() { span.AddEvent(otelitl.ChunkEventName) },
+			func() { span.End() })
+	})
+}
+
+// BenchmarkReply is a whole 200-chunk reply, start to end, per chunk: what a generation costs the
+// application in all, including the work Chunk leaves to End (writing the timeline, and converting
+// cycle-counter readings). The otelitl span is compact (200 chunks exceed the event limit of
+// EncodingAuto); the AddEvent span keeps the SDK's last 128 events, as it would in an application.
+func BenchmarkReply(b *testing.B) {
+	reply := func(b *testing.B, begin func(), chunk func(), end func()) {
+		b.ReportAllocs()
+		for b.Loop() {
+			begin()
+			for range replyChunks {
+				chunk()
+			}
+			end()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*replyChunks), "ns/chunk")
+	}
+	for _, cc := range []bool{true, false} {
+		name := "impl=otelitl"
+		if !cc {
+			name = "impl=otelitl-monotonic"
+		}
+		b.Run(name, func(b *testing.B) {
+			in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)), otelitl.WithCycleCounter(cc))
+			var g *otelitl.Generation
+			reply(b,
+				func() { _, g = in.Start(context.Background(), req) },
+				func() { g.Chunk(1) },
+				func() { g.End(nil) })
+		})
+	}
+	b.Run("impl=span.AddEvent", func(b *testing.B) {
+		tracer := benchProvider(b).Tracer("bench")
+		var span trace.Span
+		reply(b,
 			func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
 			func() { span.AddEvent(otelitl.ChunkEventName) },
 			func() { span.End() })
@@ -166,5 +215,58 @@ func TestCompactWireSize(t *testing.T) {
 	t.Logf("1000 chunks: events %d B (gzip %d), compact %d B (gzip %d): %.2fx raw, %.2fx gzip", ev, evz, co, coz, float64(ev)/float64(co), float64(evz)/float64(coz))
 	if co > 7*1000 || float64(ev) < 3.5*float64(co) {
 		t.Errorf("compact timeline is %d B against %d B for events: above 7 B per chunk or less than 3.5x smaller", co, ev)
+	}
+}
+
+// TestCompactWireBound measures, with the collector's own OTLP encoder, what one element of the
+// compact offsets array and one chunk event cost on the wire. It pins down why the compact form the
+// span contract defines cannot be 5x smaller than events: past 16.4 ms an offset costs at least 6
+// bytes and an event at least 26, so the ratio stays under 26 / 6 = 4.3.
+func TestCompactWireBound(t *testing.T) {
+	var m ptrace.ProtoMarshaler
+	const n = 1000
+	size := func(fill func(ptrace.Span)) int {
+		td := ptrace.NewTraces()
+		s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		s.SetName("chat gpt-4o")
+		fill(s)
+		return m.TracesSize(td)
+	}
+	empty := size(func(s ptrace.Span) { s.Attributes().PutEmptySlice(string(otelitl.ChunkOffsetsKey)) })
+	perElement := func(us int64) float64 {
+		full := size(func(s ptrace.Span) {
+			sl := s.Attributes().PutEmptySlice(string(otelitl.ChunkOffsetsKey))
+			for range n {
+				sl.AppendEmpty().SetInt(us)
+			}
+		})
+		return float64(full-empty) / n
+	}
+	base := size(func(ptrace.Span) {})
+	event := float64(size(func(s ptrace.Span) {
+		for i := range n {
+			e := s.Events().AppendEmpty()
+			e.SetName(otelitl.ChunkEventName)
+			e.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + uint64(i)*20_000_000))
+		}
+	})-base) / n
+	t.Logf("one chunk event: %.2f B", event)
+	if event < 26 {
+		t.Errorf("a chunk event costs %.2f B on the wire, want >= 26 (fixed64 time and the name)", event)
+	}
+	for _, tc := range []struct {
+		us   int64
+		want float64
+	}{
+		{1 << 14, 6}, {100_000, 6}, {1<<21 - 1, 6}, {1 << 21, 7}, {20_000_000, 7}, {1<<28 - 1, 7},
+	} {
+		got := perElement(tc.us)
+		// The enclosing messages' lengths grow by a byte or two over 1000 elements: 0.05 B of slack.
+		if got < tc.want || got > tc.want+0.05 {
+			t.Errorf("an offset of %d µs costs %.3f B, want %.0f (3 of framing and the varint)", tc.us, got, tc.want)
+		}
+		if event/got >= 5 {
+			t.Errorf("events/compact = %.2f at %d µs: the 5x bound this test documents no longer holds; update BENCHMARKS.md", event/got, tc.us)
+		}
 	}
 }
