@@ -48,34 +48,41 @@ func perReply(b *testing.B, begin func(), chunk func(), finish func()) {
 	finish()
 }
 
-// BenchmarkPerChunk is the hot path, side by side: one chunk recorded by otelitl's Chunk on a
-// sampled generation, against one span.AddEvent per chunk on the same SDK, the way other
-// instrumentations record chunks. Compare with benchstat -col /impl.
-func BenchmarkPerChunk(b *testing.B) {
-	b.Run("impl=otelitl", func(b *testing.B) {
-		in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)))
-		var g *otelitl.Generation
-		perReply(b,
-			func() { _, g = in.Start(context.Background(), req) },
-			func() { g.Chunk(1) },
-			func() { g.End(nil) })
-	})
-	b.Run("impl=otelitl-monotonic", func(b *testing.B) {
-		in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)), otelitl.WithCycleCounter(false))
-		var g *otelitl.Generation
-		perReply(b,
-			func() { _, g = in.Start(context.Background(), req) },
-			func() { g.Chunk(1) },
-			func() { g.End(nil) })
-	})
-	b.Run("impl=span.AddEvent", func(b *testing.B) {
+// recorder is one way of recording a reply's chunks: begin opens a reply, chunk records one chunk,
+// finish ends the reply.
+type recorder struct{ begin, chunk, finish func() }
+
+// recorderNames are the implementations the per-chunk benchmarks compare, side by side: otelitl's
+// Chunk as shipped (the cycle counter where the kernel clocks with it), Chunk on the monotonic
+// clock, and one span.AddEvent per chunk on the same SDK, the way other instrumentations record
+// chunks.
+var recorderNames = []string{"otelitl", "otelitl-monotonic", "span.AddEvent"}
+
+func newRecorder(b *testing.B, name string) recorder {
+	if name == "span.AddEvent" {
 		tracer := benchProvider(b).Tracer("bench")
 		var span trace.Span
-		perReply(b,
+		return recorder{
 			func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
 			func() { span.AddEvent(otelitl.ChunkEventName) },
-			func() { span.End() })
-	})
+			func() { span.End() }}
+	}
+	in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)), otelitl.WithCycleCounter(name == "otelitl"))
+	var g *otelitl.Generation
+	return recorder{
+		func() { _, g = in.Start(context.Background(), req) },
+		func() { g.Chunk(1) },
+		func() { g.End(nil) }}
+}
+
+// BenchmarkPerChunk is the hot path: one chunk, per recorder. Compare with benchstat -col /impl.
+func BenchmarkPerChunk(b *testing.B) {
+	for _, name := range recorderNames {
+		b.Run("impl="+name, func(b *testing.B) {
+			r := newRecorder(b, name)
+			perReply(b, r.begin, r.chunk, r.finish)
+		})
+	}
 }
 
 // BenchmarkReply is a whole 200-chunk reply, start to end, per chunk: what a generation costs the
@@ -83,39 +90,20 @@ func BenchmarkPerChunk(b *testing.B) {
 // cycle-counter readings). The otelitl span is compact (200 chunks exceed the event limit of
 // EncodingAuto); the AddEvent span keeps the SDK's last 128 events, as it would in an application.
 func BenchmarkReply(b *testing.B) {
-	reply := func(b *testing.B, begin func(), chunk func(), end func()) {
-		b.ReportAllocs()
-		for b.Loop() {
-			begin()
-			for range replyChunks {
-				chunk()
+	for _, name := range recorderNames {
+		b.Run("impl="+name, func(b *testing.B) {
+			r := newRecorder(b, name)
+			b.ReportAllocs()
+			for b.Loop() {
+				r.begin()
+				for range replyChunks {
+					r.chunk()
+				}
+				r.finish()
 			}
-			end()
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*replyChunks), "ns/chunk")
-	}
-	for _, cc := range []bool{true, false} {
-		name := "impl=otelitl"
-		if !cc {
-			name = "impl=otelitl-monotonic"
-		}
-		b.Run(name, func(b *testing.B) {
-			in := otelitl.New(otelitl.WithTracerProvider(benchProvider(b)), otelitl.WithCycleCounter(cc))
-			var g *otelitl.Generation
-			reply(b,
-				func() { _, g = in.Start(context.Background(), req) },
-				func() { g.Chunk(1) },
-				func() { g.End(nil) })
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*replyChunks), "ns/chunk")
 		})
 	}
-	b.Run("impl=span.AddEvent", func(b *testing.B) {
-		tracer := benchProvider(b).Tracer("bench")
-		var span trace.Span
-		reply(b,
-			func() { _, span = tracer.Start(context.Background(), "chat gpt-4o") },
-			func() { span.AddEvent(otelitl.ChunkEventName) },
-			func() { span.End() })
-	})
 }
 
 // BenchmarkChunkNotRecording is Chunk on an unsampled generation without metrics.

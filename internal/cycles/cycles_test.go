@@ -1,43 +1,43 @@
 package cycles
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestConvertInterpolates(t *testing.T) {
-	// 3 ticks per nanosecond, the interval starting 1000 ns after the generation's start.
-	from := Pair{Mono: 1000, Ticks: 90_000}
-	to := Pair{Mono: 1000 + 1_000_000, Ticks: 90_000 + 3_000_000}
-	v := []int64{90_000, 90_000 + 3, 90_000 + 1_500_000, 90_000 + 2_999_999, 90_000 + 3_000_000}
-	Convert(v, from, to)
-	want := []int64{1000, 1001, 1000 + 500_000, 1000 + 1_000_000, 1000 + 1_000_000}
-	for i := range v {
-		if v[i] != want[i] {
-			t.Errorf("offset %d = %d ns, want %d", i, v[i], want[i])
-		}
-	}
-}
-
-func TestConvertClampsToTheInterval(t *testing.T) {
-	from := Pair{Mono: 500, Ticks: 1000}
-	to := Pair{Mono: 1500, Ticks: 2000}
-	// Counter values read a few ticks outside the pairs (another CPU's counter, or an unordered read).
-	v := []int64{990, 2010}
-	Convert(v, from, to)
-	if v[0] != 500 || v[1] != 1500 {
-		t.Errorf("clamped offsets = %v, want [500 1500]", v)
-	}
-}
-
-func TestConvertCounterStood(t *testing.T) {
-	from := Pair{Mono: 10, Ticks: 7}
-	to := Pair{Mono: 900, Ticks: 7}
-	v := []int64{7, 7}
-	Convert(v, from, to)
-	if v[0] != 900 || v[1] != 900 {
-		t.Errorf("offsets = %v, want every one at the interval's end [900 900]", v)
+func TestConvert(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to Pair
+		v, want  []int64
+	}{
+		{
+			// 3 ticks per nanosecond, the interval starting 1000 ns after the generation's start.
+			name: "interpolates",
+			from: Pair{Mono: 1000, Ticks: 90_000}, to: Pair{Mono: 1000 + 1_000_000, Ticks: 90_000 + 3_000_000},
+			v:    []int64{90_000, 90_000 + 3, 90_000 + 1_500_000, 90_000 + 2_999_999, 90_000 + 3_000_000},
+			want: []int64{1000, 1001, 1000 + 500_000, 1000 + 1_000_000, 1000 + 1_000_000},
+		},
+		{
+			// Values read a few ticks outside the pairs (another CPU's counter, or an unordered read).
+			name: "clamps to the interval",
+			from: Pair{Mono: 500, Ticks: 1000}, to: Pair{Mono: 1500, Ticks: 2000},
+			v: []int64{990, 2010}, want: []int64{500, 1500},
+		},
+		{
+			name: "counter stood still: every value at the end",
+			from: Pair{Mono: 10, Ticks: 7}, to: Pair{Mono: 900, Ticks: 7},
+			v: []int64{7, 7}, want: []int64{900, 900},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			Convert(tc.v, tc.from, tc.to)
+			if !slices.Equal(tc.v, tc.want) {
+				t.Errorf("Convert = %v ns, want %v", tc.v, tc.want)
+			}
+		})
 	}
 }
 
