@@ -108,8 +108,8 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // WithCycleCounter chooses the clock that times chunks. On (the default), Chunk reads the CPU's
 // time-stamp counter where the kernel itself keeps the monotonic clock with it (Linux on amd64 with
 // the "tsc" clock source), and End converts the readings to the monotonic clock's scale by
-// interpolating between readings of both clocks taken at Start and at End: a chunk then costs about
-// half as much, and its arrival is still measured on the monotonic clock. Elsewhere, or with
+// interpolating between readings of both clocks taken at Start and at End: a chunk then costs less
+// than half as much, and its arrival is still measured on the monotonic clock. Elsewhere, or with
 // WithCycleCounter(false), Chunk reads the monotonic clock (time.Since) itself.
 //
 // If a generation shows the counter's rate straying from its long-run rate (which a correctly

@@ -142,12 +142,11 @@ const maxDisagreement = 0.02
 // of the process and returns an error that says so. Intervals shorter than a second are only checked
 // for a counter running backwards.
 func Check(from, to Pair) error {
-	var why string
-	if haveRef.Load() {
-		why = check(from, to, reference, Read(epoch))
-	} else {
-		why = check(from, to, Pair{}, Pair{})
+	var ref0, ref1 Pair // empty: only a counter running backwards is judged
+	if to.Mono-from.Mono >= int64(minCheck) && haveRef.Load() {
+		ref0, ref1 = reference, Read(epoch)
 	}
+	why := check(from, to, ref0, ref1)
 	if why == "" || disabled.Swap(true) {
 		return nil // nothing wrong, or said once already
 	}
