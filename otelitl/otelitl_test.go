@@ -151,6 +151,71 @@ func TestSpanShapePerEncoding(t *testing.T) {
 	}
 }
 
+// TestLiveChunksPerEncoding records through Chunk, the live path (the cycle counter where the kernel
+// clocks with it), at each size TestSpanShapePerEncoding replays: the timeline has every chunk, in
+// order, inside the span, with its token counts, in the encoding the size calls for.
+func TestLiveChunksPerEncoding(t *testing.T) {
+	tp, exp := newTracing(t)
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingAuto, otelitl.EncodingEvents, otelitl.EncodingCompact} {
+		for _, n := range []int{5, 128, 129, 5000} {
+			t.Run(fmt.Sprintf("%s/%d", enc, n), func(t *testing.T) {
+				exp.Reset()
+				in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
+				_, g := in.Start(context.Background(), req)
+				for i := range n {
+					if i == n/2 {
+						time.Sleep(time.Millisecond) // one gap the timeline must show
+					}
+					g.Chunk(1 + i%2)
+				}
+				g.End(nil)
+				s := exp.GetSpans()[0]
+				a := attrMap(s.Attributes)
+				if got := a[otelitl.ChunkCountKey].AsInt64(); got != int64(n) {
+					t.Fatalf("chunk.count = %d, want %d", got, n)
+				}
+				span := s.EndTime.Sub(s.StartTime)
+				var offs []time.Duration
+				var toks []int64
+				if enc == otelitl.EncodingCompact || (enc == otelitl.EncodingAuto && n > otelitl.DefaultEventLimit) {
+					for _, us := range a[otelitl.ChunkOffsetsKey].AsInt64Slice() {
+						offs = append(offs, time.Duration(us)*time.Microsecond)
+					}
+					toks = a[otelitl.ChunkTokensKey].AsInt64Slice()
+				} else {
+					for _, ev := range s.Events {
+						offs = append(offs, ev.Time.Sub(s.StartTime))
+						c := int64(1)
+						if v, ok := attrMap(ev.Attributes)[otelitl.ChunkTokensKey]; ok {
+							c = v.AsInt64()
+						}
+						toks = append(toks, c)
+					}
+				}
+				first := n - len(offs) // events past the SDK's limit drop the oldest
+				if len(offs) != min(n, 128) && len(offs) != n || len(toks) != len(offs) {
+					t.Fatalf("%d arrivals and %d token counts for %d chunks", len(offs), len(toks), n)
+				}
+				maxGap := time.Duration(0)
+				for i, off := range offs {
+					if off < 0 || off > span || (i > 0 && off < offs[i-1]) {
+						t.Fatalf("arrival %d at %v: outside the span (%v) or before the previous one", i, off, span)
+					}
+					if i > 0 {
+						maxGap = max(maxGap, off-offs[i-1])
+					}
+					if want := int64(1 + (first+i)%2); toks[i] != want {
+						t.Fatalf("chunk %d carries %d tokens, want %d", first+i, toks[i], want)
+					}
+				}
+				if first == 0 && maxGap < time.Millisecond {
+					t.Errorf("largest gap %v, want the 1 ms sleep to show", maxGap)
+				}
+			})
+		}
+	}
+}
+
 func TestMultiTokenChunks(t *testing.T) {
 	tp, exp := newTracing(t)
 	offs := cadence(6, 100*time.Millisecond, 40*time.Millisecond)
