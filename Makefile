@@ -80,6 +80,7 @@ bench: $(BENCHSTAT)
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... | tee bench.txt
 	cd bench && $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) . | tee ../bench-compare.txt
 	$(BENCHSTAT) -filter '.name:/(PerChunk|Reply)/' -col /impl bench.txt
+	$(BENCHSTAT) -filter '.name:Clock' -col /clock bench.txt
 	$(BENCHSTAT) -filter '.name:/(End1000|WireBytes)/' -col /enc bench.txt
 	$(BENCHSTAT) -filter '.name:/(ChunkNotRecording|ConsumeTraces|ProcessSpan)/' bench.txt
 	$(BENCHSTAT) -col /impl bench-compare.txt

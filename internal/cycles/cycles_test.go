@@ -116,3 +116,30 @@ func TestReadIsTight(t *testing.T) {
 		t.Errorf("pair's counter value %d, want a positive count since boot", p.Ticks)
 	}
 }
+
+var sink int64
+
+// BenchmarkClock is one clock read, side by side: Go's monotonic clock as Chunk read it before
+// (time.Since), the bare counter Chunk reads now, and a Pair as Start and End read it. Compare with
+// benchstat -col /clock.
+func BenchmarkClock(b *testing.B) {
+	start := time.Now()
+	b.Run("clock=time.Since", func(b *testing.B) {
+		for b.Loop() {
+			sink += int64(time.Since(start))
+		}
+	})
+	b.Run("clock=cycles.Now", func(b *testing.B) {
+		if !supported {
+			b.Skip("no counter on this architecture")
+		}
+		for b.Loop() {
+			sink += Now()
+		}
+	})
+	b.Run("clock=cycles.Read", func(b *testing.B) {
+		for b.Loop() {
+			sink += Read(start).Ticks
+		}
+	})
+}
