@@ -1,4 +1,9 @@
-# otelitl: make test runs every test the project has; make check adds the linters.
+# otelitl: make test runs every test of every module; make check adds the linters.
+#
+# The repository holds several Go modules (scripts/modules.sh lists them, dependencies first).
+# Each one is tested, vetted and linted on its own (GOWORK=off), as a user who imports it gets it:
+# its go.mod replaces the repository's other modules with their directories. go.work joins them
+# for commands run from the root, such as `go run ./examples/quickstart`.
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/.bin
@@ -6,44 +11,48 @@ STATICCHECK_VERSION := v0.8.2
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 STATICCHECK := $(BIN)/staticcheck
 BENCHSTAT := $(BIN)/benchstat
-# Where the reference spans live; the tests read OTELITL_GOLDEN_DIR.
-export OTELITL_GOLDEN_DIR ?= $(abspath $(CURDIR)/../shared/golden)
+MODULES := $(shell scripts/modules.sh)
+# Runs $(1) in every module's directory with the workspace off, stopping at the first failure.
+each = set -e; for m in $(MODULES); do echo "--- $$m: $(1)"; (cd $$m && GOWORK=off $(1)); done
 BENCH ?= .
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck bench benchstat tools tidy
+.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck tidy-check bench benchstat tools tidy capture modules
 
 all: check
 
-## test: everything the project's tests need: unit and integration tests under the race detector,
-## the end-to-end test on a real Prometheus, and the ocb build of the distribution.
+## test: everything the project's tests need: unit and integration tests of every module under the
+## race detector, a short fuzz pass, the end-to-end tests on a real Prometheus, and the ocb build.
 test: unit fuzz-short e2e ocb
 
-## unit: go test -race over the module (the end-to-end tests skip themselves here).
+## unit: go test -race in every module (the end-to-end tests skip themselves here).
 unit:
-	$(GO) test -race -count=1 ./...
+	@$(call each,$(GO) test -race -count=1 ./...)
 
-## e2e: installs Prometheus when missing, then runs the built otelcol-itl for real: against
-## Prometheus (scrape and remote write), under load, through a backend outage and a restart, as two
-## replicas, and under a cardinality flood. About five minutes.
+## e2e: builds or finds Prometheus 3, then runs the built collector for real: against Prometheus
+## (scrape, remote write, native OTLP), under load, through a backend outage and a restart, as two
+## replicas, under a cardinality flood, and checks the module cut. About ten minutes.
 e2e:
 	scripts/install-prometheus.sh
-	OTELITL_E2E=1 $(GO) test -count=1 -v -timeout 30m -run . ./e2e/
+	scripts/install-ocb.sh
+	cd e2e && PATH="$(BIN):$$PATH" OTELITL_E2E=1 GOWORK=off $(GO) test -count=1 -v -timeout 40m -run . ./...
 
 ## loadtest: the sustained load alone (LOAD_RATE generations/s of LOAD_CHUNKS chunks for
 ## LOAD_SECONDS; defaults 1000, 200, 60), its figures written to loadtest.txt.
 loadtest:
-	OTELITL_E2E=1 LOAD_REPORT=$(CURDIR)/loadtest.txt $(GO) test -count=1 -v -timeout 15m -run 'TestLoad$$' ./e2e/
+	cd e2e && OTELITL_E2E=1 LOAD_REPORT=$(CURDIR)/loadtest.txt GOWORK=off $(GO) test -count=1 -v -timeout 15m -run 'TestLoad$$' .
 
 ## fuzz: each fuzz target for FUZZTIME (default 60s); fuzz-short is the CI pass. Seeds are the f.Add
-## calls of each target; an input that fails is saved under the package's testdata/fuzz and replays in every go test.
+## calls of each target; an input that fails is saved under the package's testdata/fuzz and replays
+## in every go test. A target is NAME:MODULE:PACKAGE.
 FUZZTIME ?= 60s
-FUZZ_TARGETS := FuzzDecode:./internal/decode FuzzConfig:./processor/itlprocessor FuzzConfig:./processor/itlmetricsconnector
+FUZZ_TARGETS := FuzzDecode:collector:./genaispan FuzzConfig:collector:./itlprocessor FuzzConfig:collector:./itlmetricsconnector
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  echo "fuzzing $${t%%:*} in $${t#*:} for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
+	  name=$${t%%:*}; rest=$${t#*:}; mod=$${rest%%:*}; pkg=$${rest#*:}; \
+	  echo "fuzzing $$name in $$mod/$$pkg for $(FUZZTIME)"; \
+	  (cd $$mod && GOWORK=off $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) "$$pkg"); \
 	done
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
@@ -52,38 +61,54 @@ fuzz-short:
 ocb:
 	scripts/ocb-check.sh
 
-## check: gofmt, go vet, staticcheck, then the tests.
-check: fmt vet staticcheck test
+## check: gofmt, go vet, staticcheck and tidy go.mod files in every module, then the tests.
+check: fmt vet staticcheck tidy-check test
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.bin/*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change these files (run gofmt -w):"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
+	@$(call each,$(GO) vet ./...)
+
+## tidy-check: every go.mod and go.sum is what go mod tidy would write.
+tidy-check:
+	@$(call each,$(GO) mod tidy -diff)
 
 $(STATICCHECK):
-	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GOBIN=$(BIN) GOWORK=off $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 $(BENCHSTAT):
-	GOBIN=$(BIN) $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+	GOBIN=$(BIN) GOWORK=off $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 tools: $(STATICCHECK) $(BENCHSTAT)
 
 staticcheck: $(STATICCHECK)
-	$(STATICCHECK) ./...
+	@$(call each,$(STATICCHECK) ./...)
+
+## tidy: go mod tidy in every module.
+tidy:
+	@$(call each,$(GO) mod tidy)
+
+## modules: the modules, dependencies first.
+modules:
+	@scripts/modules.sh
+
+## capture: runs the real npm packages of other instrumentations against fakellm and rewrites the
+## fixtures in testdata/captured (needs Node 20 and npm; the tests read the committed fixtures).
+capture:
+	tools/capture/run.sh
 
 ## bench: every benchmark, BENCHCOUNT runs each, side by side with benchstat (see BENCHMARKS.md).
-## Raw results go to bench.txt (root module) and bench-compare.txt (the bench/ comparison module).
+## Raw results go to bench.txt (the client and the components) and bench-compare.txt (the bench/
+## comparison module).
 bench: $(BENCHSTAT)
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... | tee bench.txt
-	cd bench && $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) . | tee ../bench-compare.txt
+	set -o pipefail; for m in otelitl otelitl/test collector; do \
+	  (cd $$m && GOWORK=off $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./...) || exit 1; \
+	done | tee bench.txt
+	cd bench && GOWORK=off $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) . | tee ../bench-compare.txt
 	$(BENCHSTAT) -filter '.name:/(PerChunk|Reply)/' -col /impl bench.txt
 	$(BENCHSTAT) -filter '.name:Clock' -col /clock bench.txt
 	$(BENCHSTAT) -filter '.name:/(End1000|WireBytes)/' -col /enc bench.txt
 	$(BENCHSTAT) -filter '.name:/(ChunkNotRecording|ConsumeTraces|ProcessSpan)/' bench.txt
 	$(BENCHSTAT) -col /impl bench-compare.txt
-
-tidy:
-	$(GO) mod tidy

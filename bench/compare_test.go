@@ -20,8 +20,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelitl/itl/collector/itlmetricsconnector"
 	"github.com/otelitl/itl/internal/benchspans"
-	"github.com/otelitl/itl/processor/itlmetricsconnector"
 )
 
 const (

@@ -2,11 +2,10 @@ module github.com/otelitl/itl/bench
 
 go 1.26.0
 
-replace github.com/otelitl/itl => ../
-
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector v0.165.1
-	github.com/otelitl/itl v0.0.0-00010101000000-000000000000
+	github.com/otelitl/itl/collector v0.1.0
+	github.com/otelitl/itl/internal v0.1.0
 	go.opentelemetry.io/collector/component v1.71.0
 	go.opentelemetry.io/collector/component/componenttest v0.165.0
 	go.opentelemetry.io/collector/connector v0.165.0
@@ -38,6 +37,8 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/coreinternal v0.165.1 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/pdatautil v0.165.1 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling v0.165.1 // indirect
+	github.com/otelitl/itl/itlconv v0.1.0 // indirect
+	github.com/otelitl/itl/otelitl v0.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/config/configoptional v1.71.0 // indirect
 	go.opentelemetry.io/collector/confmap v1.71.0 // indirect
@@ -60,8 +61,23 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+// Every other module of this repository, from this checkout (scripts/modules.sh lists them).
+replace (
+	github.com/otelitl/itl/cmd/otelcol-itl => ../cmd/otelcol-itl
+	github.com/otelitl/itl/collector => ../collector
+	github.com/otelitl/itl/e2e => ../e2e
+	github.com/otelitl/itl/examples => ../examples
+	github.com/otelitl/itl/internal => ../internal
+	github.com/otelitl/itl/itlconv => ../itlconv
+	github.com/otelitl/itl/otelitl => ../otelitl
+	github.com/otelitl/itl/otelitl/anthropicitl => ../otelitl/anthropicitl
+	github.com/otelitl/itl/otelitl/goopenaiitl => ../otelitl/goopenaiitl
+	github.com/otelitl/itl/otelitl/openaiitl => ../otelitl/openaiitl
+	github.com/otelitl/itl/otelitl/test => ../otelitl/test
 )

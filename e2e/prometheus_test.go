@@ -25,7 +25,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/otelitl/itl/internal/timeline"
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -55,8 +56,8 @@ func freePort(t *testing.T) string {
 func buildCollector(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "otelcol-itl")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/otelcol-itl")
-	cmd.Dir = repoRoot()
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(repoRoot(), "cmd", "otelcol-itl") // its own module
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building otelcol-itl: %v\n%s", err, out)
 	}
@@ -334,9 +335,9 @@ func TestPrometheus(t *testing.T) {
 		values func(*expected) []float64
 		bounds []float64
 	}{
-		{"gen_ai_client_operation_time_to_first_chunk_seconds", func(e *expected) []float64 { return e.ttfts }, timeline.DurationBuckets},
-		{"gen_ai_client_operation_time_per_output_chunk_seconds", func(e *expected) []float64 { return e.gaps }, timeline.GapBuckets},
-		{"gen_ai_client_operation_duration_seconds", func(e *expected) []float64 { return e.durations }, timeline.DurationBuckets},
+		{"gen_ai_client_operation_time_to_first_chunk_seconds", func(e *expected) []float64 { return e.ttfts }, itlconv.DurationBuckets},
+		{"gen_ai_client_operation_time_per_output_chunk_seconds", func(e *expected) []float64 { return e.gaps }, itlconv.GapBuckets},
+		{"gen_ai_client_operation_duration_seconds", func(e *expected) []float64 { return e.durations }, itlconv.DurationBuckets},
 	}
 	for _, c := range checks {
 		counts := promQuery(t, prom, "sum by (gen_ai_request_model) ("+c.metric+"_count)", "gen_ai_request_model")

@@ -31,7 +31,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/otelitl/itl/internal/pwalk"
+	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/otelitl"
 )
 

@@ -6,11 +6,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/otelitl/itl/internal/pwalk"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+
+	"github.com/otelitl/itl/collector/pwalk"
 )
 
 // sink is an OTLP/gRPC backend in the test process: it counts the spans it receives and sums the

@@ -37,9 +37,6 @@ func (e Encoding) String() string {
 	return fmt.Sprintf("Encoding(%d)", int(e))
 }
 
-// DefaultEventLimit is the Go SDK's default span event limit (sdk/trace.DefaultEventCountLimit).
-const DefaultEventLimit = 128
-
 // config is the resolved configuration of an Instrumentation.
 type config struct {
 	tracerProvider trace.TracerProvider

@@ -7,9 +7,7 @@ import (
 	"io"
 	"time"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel"
 
 	"github.com/otelitl/itl/otelitl"
 )
@@ -27,11 +25,9 @@ func (s *stream) Next() ([]string, error) {
 }
 
 // The usual shape: start a generation per request, call Chunk as each chunk arrives, End on every
-// path.
+// path. The spans go to the TracerProvider the application set up with its SDK and exporter.
 func Example() {
-	tp := sdktrace.NewTracerProvider() // your SDK setup, with its exporter
-	defer func() { _ = tp.Shutdown(context.Background()) }()
-	in := otelitl.New(otelitl.WithTracerProvider(tp))
+	in := otelitl.New(otelitl.WithTracerProvider(otel.GetTracerProvider()))
 
 	ctx, g := in.Start(context.Background(), otelitl.Request{
 		Operation: "chat", Provider: "openai", Model: "gpt-4o",
@@ -58,11 +54,11 @@ func Example() {
 	g.AddFinishReason("stop")
 }
 
-// Replaying recorded arrivals with ChunkAt and EndAt gives exact, reproducible spans.
+// Replaying recorded arrivals with ChunkAt and EndAt gives exact, reproducible spans: the compact
+// timeline of this one is otelitl.chunk.offsets_us = [250000, 270000, 300000] and
+// otelitl.chunk.tokens = [1, 3, 1].
 func ExampleGeneration_ChunkAt() {
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(otelitl.EncodingCompact))
+	in := otelitl.New(otelitl.WithEncoding(otelitl.EncodingCompact))
 
 	start := time.Now()
 	_, g := in.Start(context.Background(), otelitl.Request{Provider: "openai", Model: "gpt-4o", StartTime: start})
@@ -70,33 +66,25 @@ func ExampleGeneration_ChunkAt() {
 	g.ChunkAt(start.Add(270*time.Millisecond), 3) // a speculative-decoding step: 3 tokens
 	g.ChunkAt(start.Add(300*time.Millisecond), 1)
 	g.EndAt(start.Add(310*time.Millisecond), nil)
-
-	s := exp.GetSpans()[0]
-	fmt.Println(s.Name)
-	for _, kv := range s.Attributes {
-		switch kv.Key {
-		case otelitl.ChunkCountKey, otelitl.ChunkOffsetsKey, otelitl.ChunkTokensKey, "gen_ai.response.time_to_first_chunk":
-			fmt.Println(kv.Key, kv.Value.String())
-		}
-	}
-	// Output:
-	// chat gpt-4o
-	// otelitl.chunk.count 3
-	// gen_ai.response.time_to_first_chunk 0.25
-	// otelitl.chunk.offsets_us [250000,270000,300000]
-	// otelitl.chunk.tokens [1,3,1]
 }
 
 // With a MeterProvider the library records the GenAI client metrics too, whatever the trace
 // sampler decides.
 func ExampleWithMeterProvider() {
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.TraceIDRatioBased(0.01)))
-	in := otelitl.New(
-		otelitl.WithTracerProvider(tp),
-		otelitl.WithMeterProvider(mp),
-	)
+	in := otelitl.New(otelitl.WithMeterProvider(otel.GetMeterProvider()))
 	_, g := in.Start(context.Background(), otelitl.Request{Provider: "anthropic", Model: "claude-sonnet-4-5"})
 	g.Chunk(1)
 	g.End(nil)
+}
+
+// ErrorType names a failure by its cause, as the span's error.type and the duration metric record
+// it.
+func ExampleErrorType() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fmt.Println(otelitl.ErrorType(ctx.Err()).Value.AsString())
+	fmt.Println(otelitl.ErrorType(fmt.Errorf("reading the stream: %w", context.DeadlineExceeded)).Value.AsString())
+	// Output:
+	// cancelled
+	// timeout
 }

@@ -17,8 +17,9 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelitl/itl/internal/cycles"
-	"github.com/otelitl/itl/internal/timeline"
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
+	"github.com/otelitl/itl/otelitl/internal/cycles"
 )
 
 // Generation records one streamed generation. Its methods are safe for concurrent use: a
@@ -309,7 +310,7 @@ func (b byOffset) Swap(i, j int) {
 func (g *Generation) writeSpan(tl timeline.Timeline, endOff int64, err error, errType attribute.KeyValue) {
 	n := tl.Len()
 	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, ChunkCountKey.Int(n))
+	attrs = append(attrs, itlconv.ChunkCountKey.Int(n))
 	if ttft, ok := tl.TTFT(); ok {
 		attrs = append(attrs, semconv.GenAIResponseTimeToFirstChunk(ttft))
 	}
@@ -341,11 +342,11 @@ func (g *Generation) writeSpan(tl timeline.Timeline, endOff int64, err error, er
 	if compact && n > 0 {
 		us := make([]int64, n)
 		for i, off := range tl.Offsets {
-			us[i] = off / 1000
+			us[i] = itlconv.Micros(off)
 		}
-		attrs = append(attrs, ChunkOffsetsKey.Int64Slice(us))
+		attrs = append(attrs, itlconv.ChunkOffsetsKey.Int64Slice(us))
 		if tl.Tokens != nil {
-			attrs = append(attrs, ChunkTokensKey.Int64Slice(tl.Tokens))
+			attrs = append(attrs, itlconv.ChunkTokensKey.Int64Slice(tl.Tokens))
 		}
 	}
 	if err != nil {
@@ -359,10 +360,10 @@ func (g *Generation) writeSpan(tl timeline.Timeline, endOff int64, err error, er
 		for i, off := range tl.Offsets {
 			opts[0] = trace.WithTimestamp(g.start.Add(time.Duration(off)))
 			if c := tl.TokensAt(i); c != 1 {
-				opts[1] = trace.WithAttributes(ChunkTokensKey.Int64(c))
-				g.span.AddEvent(ChunkEventName, opts[:2]...)
+				opts[1] = trace.WithAttributes(itlconv.ChunkTokensKey.Int64(c))
+				g.span.AddEvent(itlconv.ChunkEventName, opts[:2]...)
 			} else {
-				g.span.AddEvent(ChunkEventName, opts[:1]...)
+				g.span.AddEvent(itlconv.ChunkEventName, opts[:1]...)
 			}
 		}
 	}
@@ -388,7 +389,7 @@ func (g *Generation) recordMetrics(tl timeline.Timeline, endOff int64, err error
 	if g.port > 0 {
 		attrs = append(attrs, semconv.ServerPort(g.port))
 	}
-	base := append(attrs, attribute.String("gen_ai.operation.name", g.operation), attribute.String("gen_ai.provider.name", g.provider))
+	base := append(attrs, semconv.GenAIOperationNameKey.String(g.operation), semconv.GenAIProviderNameKey.String(g.provider))
 	set := attribute.NewSet(base...)
 
 	if ttft, ok := tl.TTFT(); ok {

@@ -17,8 +17,7 @@ func TestImportsOnlyTheAPI(t *testing.T) {
 	// auto/sdk, which the trace API links for eBPF auto-instrumentation) are allowed; nothing else is.
 	allowed := []string{
 		"github.com/otelitl/itl/otelitl",
-		"github.com/otelitl/itl/internal/timeline",
-		"github.com/otelitl/itl/internal/cycles",
+		"github.com/otelitl/itl/itlconv",
 		"go.opentelemetry.io/otel",
 		"go.opentelemetry.io/auto/sdk",
 		"github.com/go-logr/",

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelitl/itl/internal/cycles"
-	"github.com/otelitl/itl/internal/timeline"
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/otelitl/internal/cycles"
 )
 
 // Instrumentation starts generation spans. Make one per application (or per SDK client) with New
@@ -36,7 +36,7 @@ type instruments struct {
 
 // New returns an Instrumentation configured by opts.
 func New(opts ...Option) *Instrumentation {
-	c := config{encoding: EncodingAuto, eventLimit: DefaultEventLimit, cycleCounter: true}
+	c := config{encoding: EncodingAuto, eventLimit: itlconv.DefaultEventLimit, cycleCounter: true}
 	for _, o := range opts {
 		o.apply(&c)
 	}
@@ -64,16 +64,16 @@ func newInstruments(m metric.Meter) *instruments {
 		ins instruments
 		err error
 	)
-	if ins.ttft, err = genaiconv.NewClientOperationTimeToFirstChunk(m, metric.WithExplicitBucketBoundaries(timeline.DurationBuckets...)); err != nil {
+	if ins.ttft, err = genaiconv.NewClientOperationTimeToFirstChunk(m, metric.WithExplicitBucketBoundaries(itlconv.TimeToFirstChunk.Buckets...)); err != nil {
 		otel.Handle(err)
 	}
-	if ins.perChunk, err = genaiconv.NewClientOperationTimePerOutputChunk(m, metric.WithExplicitBucketBoundaries(timeline.GapBuckets...)); err != nil {
+	if ins.perChunk, err = genaiconv.NewClientOperationTimePerOutputChunk(m, metric.WithExplicitBucketBoundaries(itlconv.TimePerOutputChunk.Buckets...)); err != nil {
 		otel.Handle(err)
 	}
-	if ins.duration, err = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(timeline.DurationBuckets...)); err != nil {
+	if ins.duration, err = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(itlconv.Duration.Buckets...)); err != nil {
 		otel.Handle(err)
 	}
-	if ins.tokens, err = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(timeline.TokenBuckets...)); err != nil {
+	if ins.tokens, err = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(itlconv.TokenUsage.Buckets...)); err != nil {
 		otel.Handle(err)
 	}
 	return &ins
@@ -95,6 +95,10 @@ type Request struct {
 	StartTime time.Time
 	// Attributes are added to this generation's span only.
 	Attributes []attribute.KeyValue
+	// Kind is the span kind: trace.SpanKindClient (the default, also for SpanKindUnspecified) for an
+	// application calling a model, or trace.SpanKindServer for a server or gateway answering one,
+	// whose timeline is when each chunk was written to the client.
+	Kind trace.SpanKind
 }
 
 // disabled is the Generation handed out when nothing would be recorded: its methods return at once.
@@ -119,6 +123,11 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		name = op + " " + req.Model
 	}
 
+	kind := req.Kind
+	if kind != trace.SpanKindServer {
+		kind = trace.SpanKindClient
+	}
+
 	attrs := make([]attribute.KeyValue, 0, 6+len(in.attrs)+len(req.Attributes))
 	attrs = append(attrs, semconv.GenAIOperationNameKey.String(op))
 	if req.Provider != "" {
@@ -138,7 +147,7 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 	attrs = append(attrs, req.Attributes...)
 
 	ctx, span := in.tracer.Start(ctx, name,
-		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithSpanKind(kind),
 		trace.WithTimestamp(start),
 		trace.WithAttributes(attrs...),
 	)

@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # Builds the distribution from exporter-config/builder-config.yaml with the OpenTelemetry Collector
 # Builder (ocb) and validates every shipped config with the binary it built, so that the manifest
-# cannot rot. Run from anywhere; needs only Go and the module proxy.
+# cannot rot. Run from anywhere; needs only Go and the module proxy. The build runs with the
+# workspace off: it is the generated module with its own go.mod, as a vendor would build it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OCB_VERSION=v0.165.0
 BIN="$PWD/.bin"
-if [ ! -x "$BIN/builder" ] || ! "$BIN/builder" version 2>&1 | grep -q "$OCB_VERSION"; then
-  echo "installing ocb $OCB_VERSION into .bin"
-  GOBIN="$BIN" go install "go.opentelemetry.io/collector/cmd/builder@$OCB_VERSION"
-fi
+scripts/install-ocb.sh
 mkdir -p dist
 echo "building dist/otelcol-itl-ocb with ocb (about a minute or two)"
-"$BIN/builder" --config exporter-config/builder-config.yaml > dist/ocb.log 2>&1 || { cat dist/ocb.log; exit 1; }
+GOWORK=off "$BIN/builder" --config exporter-config/builder-config.yaml > dist/ocb.log 2>&1 || { cat dist/ocb.log; exit 1; }
 bin=dist/otelcol-itl-ocb/otelcol-itl
 # shellcheck source=scripts/config-env.sh
 . scripts/config-env.sh

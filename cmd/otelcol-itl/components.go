@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
-	"github.com/otelitl/itl/processor/itlmetricsconnector"
-	"github.com/otelitl/itl/processor/itlprocessor"
+	"github.com/otelitl/itl/collector/itlmetricsconnector"
+	"github.com/otelitl/itl/collector/itlprocessor"
 )
 
 // Components returns the factories of every component in the distribution.

@@ -32,12 +32,13 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
 	"github.com/otelitl/itl/examples/internal/embed"
 	"github.com/otelitl/itl/examples/internal/view"
-	"github.com/otelitl/itl/internal/decode"
-	"github.com/otelitl/itl/internal/pwalk"
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/openaiitl"
 )
@@ -113,7 +114,7 @@ func run(o options, out, progress io.Writer) error {
 	endpoint := o.endpoint
 	if endpoint == "" {
 		var err error
-		col, err = embed.Start(embed.Options{KeepSpans: true, Dimensions: []string{"gen_ai.request.model", levelKey}})
+		col, err = embed.Start(embed.Options{KeepSpans: true, Dimensions: []string{string(semconv.GenAIRequestModelKey), levelKey}})
 		if err != nil {
 			return err
 		}
@@ -235,10 +236,10 @@ func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
 					hists[level] = map[string]pmetric.ExponentialHistogramDataPoint{}
 				}
 				switch m.Name() {
-				case "gen_ai.client.operation.duration":
+				case itlconv.Duration.Name:
 					byLevel[level].Generations += dp.Count()
-				case "gen_ai.client.token.usage":
-					if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
+				case itlconv.TokenUsage.Name:
+					if t, _ := dp.Attributes().Get(string(semconv.GenAITokenTypeKey)); t.Str() == itlconv.TokenTypeOutput {
 						byLevel[level].OutputTokensPerSecond += dp.Sum() / perLevel.Seconds()
 					}
 				default:
@@ -260,10 +261,10 @@ func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
 	var out []levelFigures
 	for level, f := range byLevel {
 		h := hists[level]
-		f.TTFTp50 = view.Quantile(h["gen_ai.client.operation.time_to_first_chunk"], 0.5)
-		f.TTFTp99 = view.Quantile(h["gen_ai.client.operation.time_to_first_chunk"], 0.99)
-		f.GapP50 = view.Quantile(h["gen_ai.client.operation.time_per_output_chunk"], 0.5)
-		f.GapP99 = view.Quantile(h["gen_ai.client.operation.time_per_output_chunk"], 0.99)
+		f.TTFTp50 = view.Quantile(h[itlconv.TimeToFirstChunk.Name], 0.5)
+		f.TTFTp99 = view.Quantile(h[itlconv.TimeToFirstChunk.Name], 0.99)
+		f.GapP50 = view.Quantile(h[itlconv.TimePerOutputChunk.Name], 0.5)
+		f.GapP99 = view.Quantile(h[itlconv.TimePerOutputChunk.Name], 0.99)
 		out = append(out, *f)
 	}
 	slices.SortFunc(out, func(a, b levelFigures) int { return a.Concurrency - b.Concurrency })
@@ -280,7 +281,7 @@ func printLevels(w io.Writer, levels []levelFigures) {
 // collectTimelines reads every span's timeline back, as the collector does, for the distributions
 // and the slowest generation's cadence.
 func collectTimelines(col *embed.Collector, d *reportData) {
-	dec := decode.New(decode.Config{})
+	dec := genaispan.New(genaispan.Config{})
 	worst := -1.0
 	for _, span := range col.Spans() {
 		r := dec.Decode(span)

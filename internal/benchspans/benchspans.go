@@ -9,8 +9,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // Traces returns spans generation spans of chunks chunks each, in one ResourceSpans, written as
@@ -19,9 +20,9 @@ func Traces(spans, chunks int, compact bool) ptrace.Traces {
 	rng := rand.New(rand.NewPCG(1, 2))
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "bench")
+	rs.Resource().Attributes().PutStr(string(semconv.ServiceNameKey), "bench")
 	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(otelitl.ScopeName)
+	ss.Scope().SetName("github.com/otelitl/itl/otelitl")
 	base := time.Unix(1_800_000_000, 0)
 	for i := range spans {
 		s := ss.Spans().AppendEmpty()
@@ -33,20 +34,20 @@ func Traces(spans, chunks int, compact bool) ptrace.Traces {
 		start := base.Add(time.Duration(i) * time.Second)
 		s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
 		a := s.Attributes()
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.provider.name", "openai")
-		a.PutStr("gen_ai.request.model", model)
-		a.PutStr("gen_ai.response.model", model+"-2026")
-		a.PutStr("server.address", "api.openai.com")
-		a.PutInt("server.port", 443)
-		a.PutBool("gen_ai.request.stream", true)
-		a.PutInt("gen_ai.usage.input_tokens", 900)
-		a.PutInt("gen_ai.usage.output_tokens", int64(chunks))
-		a.PutInt(string(otelitl.ChunkCountKey), int64(chunks))
+		a.PutStr(string(semconv.GenAIOperationNameKey), "chat")
+		a.PutStr(string(semconv.GenAIProviderNameKey), "openai")
+		a.PutStr(string(semconv.GenAIRequestModelKey), model)
+		a.PutStr(string(semconv.GenAIResponseModelKey), model+"-2026")
+		a.PutStr(string(semconv.ServerAddressKey), "api.openai.com")
+		a.PutInt(string(semconv.ServerPortKey), 443)
+		a.PutBool(string(semconv.GenAIRequestStreamKey), true)
+		a.PutInt(string(semconv.GenAIUsageInputTokensKey), 900)
+		a.PutInt(string(semconv.GenAIUsageOutputTokensKey), int64(chunks))
+		a.PutInt(string(itlconv.ChunkCountKey), int64(chunks))
 		off := time.Duration(200+rng.IntN(300)) * time.Millisecond
 		var offs pcommon.Slice
 		if compact {
-			offs = a.PutEmptySlice(string(otelitl.ChunkOffsetsKey))
+			offs = a.PutEmptySlice(string(itlconv.ChunkOffsetsKey))
 			offs.EnsureCapacity(chunks)
 		} else {
 			s.Events().EnsureCapacity(chunks)
@@ -56,7 +57,7 @@ func Traces(spans, chunks int, compact bool) ptrace.Traces {
 				offs.AppendEmpty().SetInt(off.Microseconds())
 			} else {
 				ev := s.Events().AppendEmpty()
-				ev.SetName(otelitl.ChunkEventName)
+				ev.SetName(itlconv.ChunkEventName)
 				ev.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(off)))
 			}
 			gap := time.Duration(12+rng.IntN(20)) * time.Millisecond

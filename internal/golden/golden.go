@@ -1,5 +1,7 @@
-// Package golden loads the reference generation spans of ../shared/golden for tests: each case's
-// OTLP/JSON trace and the figures expected.json gives for it.
+// Package golden loads the reference generation spans for tests: each case's OTLP/JSON trace and
+// the figures expected.json gives for it. The repository keeps them in testdata/golden, a verbatim
+// copy of the project's shared reference set (see testdata/golden/README.md for the rules they
+// follow).
 package golden
 
 import (
@@ -53,13 +55,19 @@ type Set struct {
 	StallThresholdS float64
 }
 
-// Dir returns the golden directory: $OTELITL_GOLDEN_DIR, or ../shared/golden beside the repository.
+// Dir returns the golden directory: $OTELITL_GOLDEN_DIR when set (to try a new reference set),
+// else the repository's testdata/golden.
 func Dir() string {
 	if d := os.Getenv("OTELITL_GOLDEN_DIR"); d != "" {
 		return d
 	}
+	return RepoDir()
+}
+
+// RepoDir returns the repository's copy of the reference set, testdata/golden.
+func RepoDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "golden")
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden")
 }
 
 // Load reads every case. A missing directory fails the test, never skips it: the golden files are
@@ -69,7 +77,7 @@ func Load(t testing.TB) Set {
 	dir := Dir()
 	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 	if err != nil {
-		t.Fatalf("reading the golden expectations (set OTELITL_GOLDEN_DIR to the shared/golden folder): %v", err)
+		t.Fatalf("reading the golden expectations (the repository keeps them in testdata/golden; OTELITL_GOLDEN_DIR overrides it): %v", err)
 	}
 	var doc struct {
 		Cases           map[string]Expected `json:"cases"`

@@ -43,8 +43,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/otelitl/itl/internal/wrap"
 	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 // Provider is the gen_ai.provider.name the wrapper records.

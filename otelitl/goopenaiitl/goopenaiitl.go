@@ -26,8 +26,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/otelitl/itl/internal/wrap"
 	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 // Provider is the default gen_ai.provider.name.

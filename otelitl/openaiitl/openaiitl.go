@@ -29,8 +29,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/otelitl/itl/internal/wrap"
 	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 // Provider is the gen_ai.provider.name the wrappers record.

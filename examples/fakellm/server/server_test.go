@@ -19,9 +19,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/fakellm/server"
-	"github.com/otelitl/itl/internal/decode"
 	"github.com/otelitl/itl/internal/sdkptrace"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/anthropicitl"
@@ -57,7 +57,7 @@ func checkAgainstEngine(t *testing.T, eng *engine.Engine, exp *tracetest.InMemor
 		t.Fatalf("%d spans, want 1", td.SpanCount())
 	}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	d := decode.New(decode.Config{})
+	d := genaispan.New(genaispan.Config{})
 	r := d.Decode(span)
 	sent := eng.Arrivals(1)
 	if !r.Valid || !r.Complete || r.Timeline.Len() != len(sent) || len(sent) < 5 {
@@ -77,7 +77,7 @@ func checkAgainstEngine(t *testing.T, eng *engine.Engine, exp *tracetest.InMemor
 			}
 		}
 	}
-	f, _ := d.Figures(&r, span.Attributes(), 250*time.Millisecond, true)
+	f, _ := d.Figures(&r, span.Attributes(), true)
 	engTTFT := sent[0].Sub(start)
 	if !f.HasTTFT || f.TTFT < engTTFT.Seconds()-0.001 || f.TTFT > engTTFT.Seconds()+0.005 {
 		t.Errorf("TTFT %v on the span, %v by the engine's clock", f.TTFT, engTTFT)

@@ -27,10 +27,13 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/otelitl/itl/internal/pwalk"
-	"github.com/otelitl/itl/processor/itlmetricsconnector"
-	"github.com/otelitl/itl/processor/itlprocessor"
+	"github.com/otelitl/itl/collector/itlmetricsconnector"
+	"github.com/otelitl/itl/collector/itlprocessor"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // Options configures the embedded collector.
@@ -230,16 +233,26 @@ func (c *Collector) Spans() []ptrace.Span {
 	return out
 }
 
-// Describe renders the figures the itl processor put on a span, one per line.
+// Describe renders what the itl processor put on a span, one figure per line, durations in
+// milliseconds.
 func Describe(span ptrace.Span) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "span %q (trace %s)\n", span.Name(), span.TraceID())
-	for _, k := range []string{"gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.response.finish_reasons",
-		"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "otelitl.chunk.count", "gen_ai.response.time_to_first_chunk",
-		"otelitl.time_per_output_token", "otelitl.chunk.gap.p50", "otelitl.chunk.gap.p90", "otelitl.chunk.gap.p99", "otelitl.chunk.gap.max", "otelitl.stalls", "error.type"} {
-		if v, ok := span.Attributes().Get(k); ok {
-			fmt.Fprintf(&b, "  %-38s %s\n", k, v.AsString())
+	seconds := map[attribute.Key]bool{semconv.GenAIResponseTimeToFirstChunkKey: true, itlconv.TPOTKey: true,
+		itlconv.GapP50Key: true, itlconv.GapP90Key: true, itlconv.GapP99Key: true, itlconv.GapMaxKey: true}
+	for _, k := range []attribute.Key{semconv.GenAIProviderNameKey, semconv.GenAIRequestModelKey, semconv.GenAIResponseModelKey,
+		semconv.GenAIResponseFinishReasonsKey, semconv.GenAIUsageInputTokensKey, semconv.GenAIUsageOutputTokensKey,
+		itlconv.ChunkCountKey, semconv.GenAIResponseTimeToFirstChunkKey, itlconv.TPOTKey, itlconv.GapP50Key,
+		itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.StallsKey, semconv.ErrorTypeKey} {
+		v, ok := span.Attributes().Get(string(k))
+		if !ok {
+			continue
 		}
+		if seconds[k] && v.Type() == pcommon.ValueTypeDouble {
+			fmt.Fprintf(&b, "  %-38s %.1f ms\n", k, v.Double()*1000)
+			continue
+		}
+		fmt.Fprintf(&b, "  %-38s %s\n", k, v.AsString())
 	}
 	return b.String()
 }

@@ -11,10 +11,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelitl/itl/internal/pwalk"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // Quantile estimates the q-quantile of an exponential histogram point, interpolating linearly
@@ -65,8 +68,8 @@ type Series struct {
 func Collect(md pmetric.Metrics) []*Series {
 	by := map[string]*Series{}
 	get := func(a pcommon.Map) *Series {
-		prov, _ := a.Get("gen_ai.provider.name")
-		model, _ := a.Get("gen_ai.request.model")
+		prov, _ := a.Get(string(semconv.GenAIProviderNameKey))
+		model, _ := a.Get(string(semconv.GenAIRequestModelKey))
 		k := prov.AsString() + "/" + model.AsString()
 		s, ok := by[k]
 		if !ok {
@@ -84,22 +87,22 @@ func Collect(md pmetric.Metrics) []*Series {
 				dp := dps.At(d)
 				s := get(dp.Attributes())
 				switch m.Name() {
-				case "gen_ai.client.operation.time_to_first_chunk":
+				case itlconv.TimeToFirstChunk.Name:
 					dp.CopyTo(s.TTFT)
-				case "gen_ai.client.operation.time_per_output_chunk":
+				case itlconv.TimePerOutputChunk.Name:
 					dp.CopyTo(s.Gap)
-				case "otelitl.time_per_output_token":
+				case string(itlconv.TPOTKey):
 					dp.CopyTo(s.TPOT)
-				case "gen_ai.client.operation.duration":
+				case itlconv.Duration.Name:
 					s.Generations += dp.Count()
-				case "gen_ai.client.token.usage":
-					if t, _ := dp.Attributes().Get("gen_ai.token.type"); t.Str() == "output" {
+				case itlconv.TokenUsage.Name:
+					if t, _ := dp.Attributes().Get(string(semconv.GenAITokenTypeKey)); t.Str() == itlconv.TokenTypeOutput {
 						s.OutputTokens += dp.Sum()
 					}
 				}
 			}
 		case pmetric.MetricTypeSum:
-			if m.Name() == "otelitl.stalls" {
+			if m.Name() == itlconv.Stalls.Name {
 				dps := m.Sum().DataPoints()
 				for d := range dps.Len() {
 					get(dps.At(d).Attributes()).Stalls += dps.At(d).IntValue()

@@ -1,0 +1,71 @@
+package genaispan
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/otelitl/itl/itlconv"
+)
+
+// Config holds the settings with which spans are read. The itl processor and the itl_metrics
+// connector squash it into their own configuration, so that both read a span alike and take the
+// same keys, defaults and checks.
+type Config struct {
+	// StallThreshold is the gap above which a gap counts as a stall.
+	StallThreshold time.Duration `mapstructure:"stall_threshold"`
+	// ChunkEventNames are the span event names read as chunk arrivals, highest priority first: when
+	// a span has events of several of these names, only the first name present is read.
+	ChunkEventNames []string `mapstructure:"chunk_event_names"`
+	// MaxChunks is the most chunks read from one span; a longer timeline is rejected with
+	// ReasonTooManyChunks before anything is allocated for it, so that one span cannot cost
+	// unbounded time or memory.
+	MaxChunks int `mapstructure:"max_chunks"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// DefaultConfig returns the default settings.
+func DefaultConfig() Config {
+	return Config{
+		StallThreshold:  itlconv.DefaultStallThreshold,
+		ChunkEventNames: append([]string(nil), itlconv.DefaultChunkEventNames...),
+		MaxChunks:       itlconv.DefaultMaxChunks,
+	}
+}
+
+// Check reports what is wrong with the settings, naming each configuration key and the fix. It is
+// not called Validate: the collector validates every nested struct that has a Validate method and
+// would report these errors a second time, under the Go field name of the squashed struct instead
+// of the configuration keys.
+func (c *Config) Check() error {
+	var errs []error
+	if c.StallThreshold <= 0 {
+		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; the default is %v", c.StallThreshold, itlconv.DefaultStallThreshold))
+	}
+	errs = append(errs, validateEventNames("chunk_event_names", c.ChunkEventNames))
+	if c.MaxChunks <= 0 {
+		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", c.MaxChunks, itlconv.DefaultMaxChunks))
+	}
+	return errors.Join(errs...)
+}
+
+// validateEventNames checks a list of chunk event names: at least one, none empty, none twice.
+// field names the configuration key in the message.
+func validateEventNames(field string, names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("%s: must list at least one event name, such as %s", field, itlconv.ChunkEventName)
+	}
+	seen := map[string]bool{}
+	for i, n := range names {
+		if n == "" {
+			return fmt.Errorf("%s[%d]: an event name must not be empty", field, i)
+		}
+		if seen[n] {
+			return fmt.Errorf("%s[%d]: %q is listed twice; list each name once, highest priority first", field, i, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package genaispan_test
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/itlconv"
+)
+
+// spanFrom builds a span from fuzz bytes: every byte pair chooses what the next element is (an
+// offset or token of any attribute type, an event of any chunk name with any attribute), so the
+// fuzzer explores arbitrary events, attribute types and array contents while the span stays valid
+// pdata.
+func spanFrom(start, dur int64, data []byte) ptrace.Span {
+	s := ptrace.NewSpan()
+	s.SetStartTimestamp(pcommon.Timestamp(start))
+	s.SetEndTimestamp(pcommon.Timestamp(start + dur))
+	a := s.Attributes()
+	a.PutStr("gen_ai.operation.name", "chat")
+	var offs, toks pcommon.Slice
+	for len(data) >= 3 {
+		op, v := data[0], int64(int16(binary.LittleEndian.Uint16(data[1:3])))
+		data = data[3:]
+		switch op % 12 {
+		case 0, 1, 2:
+			if offs == (pcommon.Slice{}) {
+				offs = a.PutEmptySlice(string(itlconv.ChunkOffsetsKey))
+			}
+			offs.AppendEmpty().SetInt(v * 1000)
+		case 3:
+			if offs != (pcommon.Slice{}) {
+				offs.AppendEmpty().SetStr("x") // not an integer
+			}
+		case 4:
+			if toks == (pcommon.Slice{}) {
+				toks = a.PutEmptySlice(string(itlconv.ChunkTokensKey))
+			}
+			toks.AppendEmpty().SetInt(v % 8)
+		case 5:
+			if toks != (pcommon.Slice{}) {
+				toks.AppendEmpty().SetDouble(float64(v) / 3)
+			}
+		case 6, 7, 8:
+			ev := s.Events().AppendEmpty()
+			ev.SetName(itlconv.DefaultChunkEventNames[int(op)%3])
+			ev.SetTimestamp(pcommon.Timestamp(start + v*int64(time.Millisecond)))
+		case 9:
+			if n := s.Events().Len(); n > 0 {
+				e := s.Events().At(n - 1).Attributes()
+				switch v % 3 {
+				case 0:
+					e.PutInt(string(itlconv.ChunkTokensKey), v%5)
+				case 1:
+					e.PutStr(string(itlconv.ChunkTokensKey), "three")
+				default:
+					e.PutDouble(string(itlconv.ChunkTokensKey), 1.5)
+				}
+			}
+		case 10:
+			switch v % 4 {
+			case 0:
+				a.PutInt(string(itlconv.ChunkCountKey), v)
+			case 1:
+				a.PutStr(string(itlconv.ChunkOffsetsKey), "not an array")
+				offs = pcommon.Slice{}
+			case 2:
+				a.PutDouble("gen_ai.response.time_to_first_chunk", float64(v)/100)
+			default:
+				a.PutInt("gen_ai.usage.output_tokens", v)
+			}
+		case 11:
+			s.SetDroppedEventsCount(uint32(v & 3))
+		}
+	}
+	return s
+}
+
+// FuzzDecode feeds arbitrary timelines to the decoder: it must never panic, and what it accepts
+// must obey the rules (non-decreasing arrivals inside the span, matching lengths, finite figures).
+func FuzzDecode(f *testing.F) {
+	f.Add(int64(1_800_000_000_000_000_000), int64(2e9), []byte{0, 100, 0, 0, 120, 0, 1, 200, 0})
+	f.Add(int64(1_800_000_000_000_000_000), int64(2e9), []byte{6, 10, 0, 7, 20, 0, 9, 4, 0, 8, 30, 0})
+	f.Add(int64(0), int64(1e6), []byte{0, 5, 0, 4, 2, 0, 0, 3, 0, 3, 0, 0, 10, 1, 0})
+	f.Add(int64(5), int64(-5), []byte{1, 255, 255, 5, 1, 0, 11, 1, 0, 10, 4, 0})
+	f.Fuzz(func(t *testing.T, start, dur int64, data []byte) {
+		if start < 0 || dur > math.MaxInt64-start {
+			return // timestamps are unsigned nanoseconds since the epoch
+		}
+		span := spanFrom(start, dur, data)
+		d := genaispan.New(genaispan.Config{MaxChunks: 1000})
+		r := d.Decode(span)
+		if !r.Valid {
+			if r.Reason == "" || r.Timeline.Len() != 0 || r.Complete {
+				t.Fatalf("invalid without a reason, or with a timeline: %+v", r)
+			}
+			return
+		}
+		offs := r.Timeline.Offsets
+		if r.Timeline.Tokens != nil && len(r.Timeline.Tokens) != len(offs) {
+			t.Fatalf("%d tokens for %d offsets", len(r.Timeline.Tokens), len(offs))
+		}
+		for i, o := range offs {
+			if o < 0 || o > r.End-r.Start || (i > 0 && o < offs[i-1]) {
+				t.Fatalf("accepted offset %d at %d outside [0, %d] or decreasing", o, i, r.End-r.Start)
+			}
+		}
+		fig, ok := d.Figures(&r, span.Attributes(), true)
+		if !ok {
+			t.Fatal("a valid timeline gave no figures")
+		}
+		for _, v := range []float64{fig.TTFT, fig.TPOT, fig.MaxGap, fig.P50, fig.P90, fig.P99} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("a figure is not finite: %+v", fig)
+			}
+		}
+		if fig.HasGaps && (fig.P50 > fig.P90 || fig.P90 > fig.P99 || fig.P99 > fig.MaxGap) {
+			t.Fatalf("percentiles out of order: %+v", fig)
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package genaispan_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/internal/golden"
+)
+
+const tol = 1e-9
+
+func near(a, b float64) bool { return math.Abs(a-b) <= tol }
+
+func checkOpt(t *testing.T, name string, has bool, got float64, want *float64) {
+	t.Helper()
+	switch {
+	case want == nil && has:
+		t.Errorf("%s = %v, want none", name, got)
+	case want != nil && !has:
+		t.Errorf("%s missing, want %v", name, *want)
+	case want != nil && !near(got, *want):
+		t.Errorf("%s = %.12f, want %.12f", name, got, *want)
+	}
+}
+
+// TestGolden checks every reference span against the figures computed independently of the project.
+func TestGolden(t *testing.T) {
+	set := golden.Load(t)
+	stall := time.Duration(set.StallThresholdS * float64(time.Second))
+	d := genaispan.New(genaispan.Config{StallThreshold: stall})
+	for _, c := range set.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			want := c.Expected
+			span := c.Span()
+			r := d.Decode(span)
+			if r.GenAI != want.GenAI || r.Valid != want.TimelineValid || r.Complete != want.TimelineComplete {
+				t.Fatalf("genai/valid/complete = %v/%v/%v (reason %q), want %v/%v/%v", r.GenAI, r.Valid, r.Complete, r.Reason, want.GenAI, want.TimelineValid, want.TimelineComplete)
+			}
+			if got := r.Timeline.Len(); got != want.ChunksSeen {
+				t.Errorf("chunks seen %d, want %d", got, want.ChunksSeen)
+			}
+			if dur, ok := r.Duration(); !ok || !near(dur, want.DurationS) {
+				t.Errorf("duration %v, want %v", dur, want.DurationS)
+			}
+			if got := genaispan.ErrorType(span); got != want.ErrorType {
+				t.Errorf("error.type %q, want %q", got, want.ErrorType)
+			}
+			f, ok := d.Figures(&r, span.Attributes(), true)
+			if !ok {
+				if want.TimelineValid {
+					t.Fatal("no figures for a valid timeline")
+				}
+				if want.TTFTS != nil || want.TPOTS != nil || want.MaxGapS != nil || want.OutputTokens != nil || len(want.GapsS) != 0 {
+					t.Fatal("an invalid timeline, yet figures are expected")
+				}
+				return
+			}
+			checkOpt(t, "ttft", f.HasTTFT, f.TTFT, want.TTFTS)
+			checkOpt(t, "tpot", f.HasTPOT, f.TPOT, want.TPOTS)
+			checkOpt(t, "max gap", f.HasGaps, f.MaxGap, want.MaxGapS)
+			checkOpt(t, "gap p50", f.HasGaps, f.P50, want.GapP50S)
+			checkOpt(t, "gap p90", f.HasGaps, f.P90, want.GapP90S)
+			checkOpt(t, "gap p99", f.HasGaps, f.P99, want.GapP99S)
+			if want.OutputTokens == nil && f.HasOutputTokens || want.OutputTokens != nil && (!f.HasOutputTokens || f.OutputTokens != *want.OutputTokens) {
+				t.Errorf("output tokens %v (%v), want %v", f.OutputTokens, f.HasOutputTokens, want.OutputTokens)
+			}
+			if f.Stalls != want.Stalls {
+				t.Errorf("stalls %d, want %d", f.Stalls, want.Stalls)
+			}
+			if got := r.Timeline.GapCount(); got != len(want.GapsS) {
+				t.Fatalf("%d gaps, want %d", got, len(want.GapsS))
+			}
+			for i, g := range want.GapsS {
+				if !near(r.Timeline.Gap(i), g) {
+					t.Fatalf("gap %d = %.9f, want %.9f", i, r.Timeline.Gap(i), g)
+				}
+			}
+		})
+	}
+}

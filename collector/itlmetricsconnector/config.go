@@ -1,0 +1,202 @@
+package itlmetricsconnector
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/collector/genaispan"
+)
+
+// Dimension is a metric attribute read from each span's attributes, then its resource's. A span
+// that has neither takes Default when it is set, and otherwise goes without the attribute.
+type Dimension struct {
+	Name    string  `mapstructure:"name"`
+	Default *string `mapstructure:"default"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// HistogramConfig chooses the histogram kind: explicit buckets (the default) or base-2
+// exponential histograms when exponential.max_size is set.
+type HistogramConfig struct {
+	Explicit    ExplicitConfig    `mapstructure:"explicit"`
+	Exponential ExponentialConfig `mapstructure:"exponential"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// ExplicitConfig holds the bucket boundaries of each histogram, in seconds (tokens for
+// token_usage). A metric left out keeps its default boundaries.
+type ExplicitConfig struct {
+	Buckets BucketsConfig `mapstructure:"buckets"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// BucketsConfig has one list of boundaries per histogram.
+type BucketsConfig struct {
+	TimeToFirstChunk   []float64 `mapstructure:"time_to_first_chunk"`
+	TimePerOutputChunk []float64 `mapstructure:"time_per_output_chunk"`
+	Duration           []float64 `mapstructure:"duration"`
+	TokenUsage         []float64 `mapstructure:"token_usage"`
+	TimePerOutputToken []float64 `mapstructure:"time_per_output_token"`
+	GapMax             []float64 `mapstructure:"gap_max"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// ExponentialConfig turns on exponential histograms with at most MaxSize buckets each.
+type ExponentialConfig struct {
+	MaxSize int32 `mapstructure:"max_size"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// ExemplarsConfig attaches the trace and span id of the generations behind the largest values to
+// each histogram point.
+type ExemplarsConfig struct {
+	Enabled         bool `mapstructure:"enabled"`
+	MaxPerDataPoint int  `mapstructure:"max_per_data_point"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Config configures the itl_metrics connector.
+type Config struct {
+	// Dimensions are the metric attributes; ExcludeDimensions removes some of them by name.
+	Dimensions        []Dimension `mapstructure:"dimensions"`
+	ExcludeDimensions []string    `mapstructure:"exclude_dimensions"`
+	// DimensionValueMaxLength truncates longer dimension values, so that a client cannot blow up
+	// label sizes.
+	DimensionValueMaxLength int `mapstructure:"dimension_value_max_length"`
+	// AddInstanceID adds the collector's service.instance.id as the collector.instance.id dimension,
+	// so that replicas behind a load balancer never write the same series.
+	AddInstanceID bool `mapstructure:"add_instance_id"`
+
+	Histogram HistogramConfig `mapstructure:"histogram"`
+	// AggregationTemporality is "cumulative" or "delta", or spanmetrics' spelling of either,
+	// AGGREGATION_TEMPORALITY_CUMULATIVE or AGGREGATION_TEMPORALITY_DELTA.
+	AggregationTemporality string `mapstructure:"aggregation_temporality"`
+	// MetricsFlushInterval is how often the metrics are sent on.
+	MetricsFlushInterval time.Duration `mapstructure:"metrics_flush_interval"`
+	// MetricsExpiration drops a series that saw no span for that long; 0 keeps series forever.
+	MetricsExpiration time.Duration `mapstructure:"metrics_expiration"`
+	// AggregationCardinalityLimit is the most series kept; spans beyond it go to one overflow series
+	// with otel.metric.overflow=true. It bounds the connector's memory.
+	AggregationCardinalityLimit int             `mapstructure:"aggregation_cardinality_limit"`
+	Exemplars                   ExemplarsConfig `mapstructure:"exemplars"`
+
+	// Config holds the settings spans are read with, shared with the itl processor:
+	// stall_threshold, chunk_event_names and max_chunks.
+	genaispan.Config `mapstructure:",squash"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var (
+	_ component.Config  = (*Config)(nil)
+	_ confmap.Validator = (*Config)(nil)
+)
+
+const (
+	cumulative = "cumulative"
+	delta      = "delta"
+	// The spellings of contrib's spanmetrics connector, accepted so that a config moves over as is.
+	cumulativeContrib = "AGGREGATION_TEMPORALITY_CUMULATIVE"
+	deltaContrib      = "AGGREGATION_TEMPORALITY_DELTA"
+)
+
+// isDelta reports whether the temporality names delta, in either spelling.
+func (c *Config) isDelta() bool {
+	return c.AggregationTemporality == delta || c.AggregationTemporality == deltaContrib
+}
+
+// Validate checks the configuration and says how to fix what is wrong.
+func (c *Config) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, d := range c.Dimensions {
+		if d.Name == "" {
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: must not be empty", i))
+		} else if seen[d.Name] {
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is listed twice; list each dimension once", i, d.Name))
+		}
+		seen[d.Name] = true
+	}
+	for i, n := range c.ExcludeDimensions {
+		if !seen[n] {
+			errs = append(errs, fmt.Errorf("exclude_dimensions[%d]: %q is not a dimension; the dimensions are %s", i, n, strings.Join(c.dimensionNames(), ", ")))
+		}
+	}
+	if c.DimensionValueMaxLength <= 0 {
+		errs = append(errs, fmt.Errorf("dimension_value_max_length: %d must be above 0; the default is %d", c.DimensionValueMaxLength, defaultValueMaxLength))
+	}
+	if c.Histogram.Exponential.MaxSize < 0 {
+		errs = append(errs, fmt.Errorf("histogram.exponential.max_size: %d must not be negative; try 160", c.Histogram.Exponential.MaxSize))
+	}
+	if c.Histogram.Exponential.MaxSize > 0 && c.Histogram.Explicit.Buckets.any() {
+		errs = append(errs, errors.New("histogram: set either explicit.buckets or exponential.max_size, not both"))
+	}
+	for _, m := range metricDefs {
+		if b := m.buckets(&c.Histogram.Explicit.Buckets); b != nil {
+			if err := validBuckets(b); err != nil {
+				errs = append(errs, fmt.Errorf("histogram.explicit.buckets.%s: %w", m.key, err))
+			}
+		}
+	}
+	switch c.AggregationTemporality {
+	case cumulative, delta, cumulativeContrib, deltaContrib:
+	default:
+		errs = append(errs, fmt.Errorf("aggregation_temporality: %q is not known; use cumulative or delta (or %s / %s)", c.AggregationTemporality, cumulativeContrib, deltaContrib))
+	}
+	if c.MetricsFlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("metrics_flush_interval: %v must be above 0; the default is 15s", c.MetricsFlushInterval))
+	}
+	if c.MetricsExpiration < 0 {
+		errs = append(errs, fmt.Errorf("metrics_expiration: %v must not be negative; use 0 to keep series forever", c.MetricsExpiration))
+	}
+	if c.AggregationCardinalityLimit <= 0 {
+		errs = append(errs, fmt.Errorf("aggregation_cardinality_limit: %d must be above 0: it bounds the connector's memory; the default is %d", c.AggregationCardinalityLimit, defaultCardinalityLimit))
+	}
+	if c.Exemplars.Enabled && c.Exemplars.MaxPerDataPoint <= 0 {
+		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d must be above 0 when exemplars are enabled; the default is %d", c.Exemplars.MaxPerDataPoint, defaultExemplars))
+	}
+	errs = append(errs, c.Config.Check())
+	return errors.Join(errs...)
+}
+
+func (c *Config) dimensionNames() []string {
+	var names []string
+	for _, d := range c.Dimensions {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+func (b *BucketsConfig) any() bool {
+	return b.TimeToFirstChunk != nil || b.TimePerOutputChunk != nil || b.Duration != nil || b.TokenUsage != nil || b.TimePerOutputToken != nil || b.GapMax != nil
+}
+
+func validBuckets(b []float64) error {
+	if len(b) == 0 {
+		return errors.New("needs at least one boundary")
+	}
+	for i := 1; i < len(b); i++ {
+		if b[i] <= b[i-1] {
+			return fmt.Errorf("boundaries must increase strictly; %v follows %v", b[i], b[i-1])
+		}
+	}
+	return nil
+}

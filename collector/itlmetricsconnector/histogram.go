@@ -1,0 +1,268 @@
+package itlmetricsconnector
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/lightstep/go-expohisto/structure"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
+)
+
+// metricDef is one histogram the connector emits: a metric of the contract and the key of its
+// boundaries under histogram.explicit.buckets.
+type metricDef struct {
+	itlconv.Metric
+	key     string
+	buckets func(*BucketsConfig) []float64
+}
+
+const (
+	hTTFT = iota
+	hGap
+	hDuration
+	hTokens
+	hTPOT
+	hGapMax
+	numHists
+)
+
+var metricDefs = [numHists]metricDef{
+	hTTFT:     {itlconv.TimeToFirstChunk, "time_to_first_chunk", func(b *BucketsConfig) []float64 { return b.TimeToFirstChunk }},
+	hGap:      {itlconv.TimePerOutputChunk, "time_per_output_chunk", func(b *BucketsConfig) []float64 { return b.TimePerOutputChunk }},
+	hDuration: {itlconv.Duration, "duration", func(b *BucketsConfig) []float64 { return b.Duration }},
+	hTokens:   {itlconv.TokenUsage, "token_usage", func(b *BucketsConfig) []float64 { return b.TokenUsage }},
+	hTPOT:     {itlconv.TimePerOutputToken, "time_per_output_token", func(b *BucketsConfig) []float64 { return b.TimePerOutputToken }},
+	hGapMax:   {itlconv.GapMax, "gap_max", func(b *BucketsConfig) []float64 { return b.GapMax }},
+}
+
+// exemplar links an observation to the span it came from.
+type exemplar struct {
+	value   float64
+	ts      pcommon.Timestamp
+	traceID pcommon.TraceID
+	spanID  pcommon.SpanID
+}
+
+// reservoir keeps the exemplars of the largest values seen, at most cap(r.ex): those are the ones
+// an operator looking at a tail percentile wants to open.
+type reservoir struct{ ex []exemplar }
+
+func (r *reservoir) offer(e exemplar) {
+	if cap(r.ex) == 0 {
+		return
+	}
+	if len(r.ex) < cap(r.ex) {
+		r.ex = append(r.ex, e)
+		return
+	}
+	lo := 0
+	for i := range r.ex {
+		if r.ex[i].value < r.ex[lo].value {
+			lo = i
+		}
+	}
+	if e.value > r.ex[lo].value {
+		r.ex[lo] = e
+	}
+}
+
+func (r *reservoir) copyTo(dst pmetric.ExemplarSlice) {
+	dst.EnsureCapacity(len(r.ex))
+	for _, e := range r.ex {
+		pe := dst.AppendEmpty()
+		pe.SetDoubleValue(e.value)
+		pe.SetTimestamp(e.ts)
+		pe.SetTraceID(e.traceID)
+		pe.SetSpanID(e.spanID)
+	}
+}
+
+// hist aggregates one histogram data point.
+type hist interface {
+	observe(v float64)
+	// observeGaps observes every gap between consecutive offsets (nanoseconds), in seconds: the
+	// connector's hot loop, kept free of per-gap interface calls.
+	observeGaps(offsets []int64)
+	count() uint64
+	reset()
+	// write appends the point to the metric, which already has the right type.
+	write(m pmetric.Metric, attrs pcommon.Map, start, now pcommon.Timestamp)
+	exemplars() *reservoir
+}
+
+// bounds are a histogram's explicit boundaries with a lookup table that finds a gap's bucket in a
+// step or two: start[k] counts the boundaries below 2^(k-1) ns, so every one of them is below any
+// gap of k significant bits, and the search for that gap starts there.
+type bounds struct {
+	b     []float64
+	start [65]int
+}
+
+func newBounds(b []float64) *bounds {
+	bs := &bounds{b: b}
+	for k := 1; k <= 64; k++ {
+		low := timeline.Seconds(int64(uint64(1) << (k - 1) & (1<<63 - 1)))
+		if k == 64 {
+			low = math.MaxFloat64
+		}
+		bs.start[k] = bucket(b, low) // the boundaries strictly below low
+	}
+	return bs
+}
+
+// gapBucket returns bucket(b, Seconds(ns)) for ns >= 0, starting from the table.
+func (bs *bounds) gapBucket(ns int64, v float64) int {
+	i := 0
+	if ns > 0 {
+		i = bs.start[bits.Len64(uint64(ns))]
+	}
+	for i < len(bs.b) && bs.b[i] < v {
+		i++
+	}
+	return i
+}
+
+type explicitHist struct {
+	bs       *bounds // shared, read-only
+	bounds   []float64
+	counts   []uint64
+	sum      float64
+	n        uint64
+	min, max float64
+	res      reservoir
+}
+
+func newExplicit(bs *bounds, exemplars int) *explicitHist {
+	return &explicitHist{bs: bs, bounds: bs.b, counts: make([]uint64, len(bs.b)+1), res: reservoir{ex: make([]exemplar, 0, exemplars)}}
+}
+
+func (h *explicitHist) observe(v float64) {
+	h.counts[bucket(h.bounds, v)]++
+	h.sum += v
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if h.n == 0 || v > h.max {
+		h.max = v
+	}
+	h.n++
+}
+
+// bucket returns the index of the bucket (bounds[i-1], bounds[i]] that holds v: the first bound
+// >= v, or len(bounds). A hand-rolled binary search: sort.SearchFloat64s costs a closure call per
+// step, and this runs once per gap.
+func bucket(bounds []float64, v float64) int {
+	lo, hi := 0, len(bounds)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bounds[mid] < v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+func (h *explicitHist) observeGaps(offsets []int64) {
+	if len(offsets) < 2 {
+		return
+	}
+	sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+	bs := h.bs
+	for i := 1; i < len(offsets); i++ {
+		ns := offsets[i] - offsets[i-1]
+		v := timeline.Seconds(ns)
+		h.counts[bs.gapBucket(ns, v)]++
+		sum += v
+		lo = min(lo, v)
+		hi = max(hi, v)
+	}
+	if h.n == 0 || lo < h.min {
+		h.min = lo
+	}
+	if h.n == 0 || hi > h.max {
+		h.max = hi
+	}
+	h.sum += sum
+	h.n += uint64(len(offsets) - 1)
+}
+
+func (h *explicitHist) count() uint64         { return h.n }
+func (h *explicitHist) exemplars() *reservoir { return &h.res }
+
+func (h *explicitHist) reset() {
+	clear(h.counts)
+	h.sum, h.n, h.min, h.max = 0, 0, 0, 0
+	h.res.ex = h.res.ex[:0]
+}
+
+func (h *explicitHist) write(m pmetric.Metric, attrs pcommon.Map, start, now pcommon.Timestamp) {
+	dp := m.Histogram().DataPoints().AppendEmpty()
+	attrs.CopyTo(dp.Attributes())
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	dp.SetCount(h.n)
+	dp.SetSum(h.sum)
+	if h.n > 0 {
+		dp.SetMin(h.min)
+		dp.SetMax(h.max)
+	}
+	dp.ExplicitBounds().FromRaw(h.bounds)
+	dp.BucketCounts().FromRaw(h.counts)
+	h.res.copyTo(dp.Exemplars())
+}
+
+type expoHist struct {
+	h   structure.Histogram[float64]
+	res reservoir
+}
+
+func newExpo(maxSize int32, exemplars int) *expoHist {
+	e := &expoHist{res: reservoir{ex: make([]exemplar, 0, exemplars)}}
+	e.h.Init(structure.NewConfig(structure.WithMaxSize(maxSize)))
+	return e
+}
+
+func (e *expoHist) observe(v float64) { e.h.Update(v) }
+
+func (e *expoHist) observeGaps(offsets []int64) {
+	for i := 1; i < len(offsets); i++ {
+		e.h.Update(timeline.Seconds(offsets[i] - offsets[i-1]))
+	}
+}
+
+func (e *expoHist) count() uint64         { return e.h.Count() }
+func (e *expoHist) exemplars() *reservoir { return &e.res }
+func (e *expoHist) reset()                { e.h.Clear(); e.res.ex = e.res.ex[:0] }
+
+func (e *expoHist) write(m pmetric.Metric, attrs pcommon.Map, start, now pcommon.Timestamp) {
+	dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
+	attrs.CopyTo(dp.Attributes())
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	agg := &e.h
+	dp.SetCount(agg.Count())
+	dp.SetSum(agg.Sum())
+	if agg.Count() != 0 {
+		dp.SetMin(agg.Min())
+		dp.SetMax(agg.Max())
+	}
+	dp.SetZeroCount(agg.ZeroCount())
+	dp.SetScale(agg.Scale())
+	for _, half := range []struct {
+		in  *structure.Buckets
+		out pmetric.ExponentialHistogramDataPointBuckets
+	}{{agg.Positive(), dp.Positive()}, {agg.Negative(), dp.Negative()}} {
+		half.out.SetOffset(half.in.Offset())
+		half.out.BucketCounts().EnsureCapacity(int(half.in.Len()))
+		for i := uint32(0); i < half.in.Len(); i++ {
+			half.out.BucketCounts().Append(half.in.At(i))
+		}
+	}
+	e.res.copyTo(dp.Exemplars())
+}

@@ -1,0 +1,166 @@
+package itlprocessor
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/itlconv"
+)
+
+// badShape is one malformed timeline: mutate breaks a copy of a valid span.
+type badShape struct {
+	name   string
+	base   string // golden case to start from
+	reason genaispan.Reason
+	mutate func(s ptrace.Span)
+}
+
+func offsetsOf(s ptrace.Span) pcommon.Slice {
+	v, _ := s.Attributes().Get(string(itlconv.ChunkOffsetsKey))
+	return v.Slice()
+}
+
+var badShapes = []badShape{
+	{"offsets not an array", "compact-long", genaispan.ReasonNotArray, func(s ptrace.Span) {
+		s.Attributes().PutStr(string(itlconv.ChunkOffsetsKey), "1,2,3")
+	}},
+	{"tokens not an array", "multi-token-compact", genaispan.ReasonNotArray, func(s ptrace.Span) {
+		s.Attributes().PutInt(string(itlconv.ChunkTokensKey), 3)
+	}},
+	{"offset not an integer", "compact-long", genaispan.ReasonNotInteger, func(s ptrace.Span) {
+		offsetsOf(s).At(10).SetDouble(1.5)
+	}},
+	{"offset a string", "compact-long", genaispan.ReasonNotInteger, func(s ptrace.Span) {
+		offsetsOf(s).At(0).SetStr("12")
+	}},
+	{"token not an integer", "multi-token-compact", genaispan.ReasonNotInteger, func(s ptrace.Span) {
+		v, _ := s.Attributes().Get(string(itlconv.ChunkTokensKey))
+		v.Slice().At(3).SetBool(true)
+	}},
+	{"event tokens not an integer", "events-basic", genaispan.ReasonNotInteger, func(s ptrace.Span) {
+		s.Events().At(5).Attributes().PutStr(string(itlconv.ChunkTokensKey), "two")
+	}},
+	{"tokens shorter than offsets", "multi-token-compact", genaispan.ReasonLengthMismatch, func(s ptrace.Span) {
+		v, _ := s.Attributes().Get(string(itlconv.ChunkTokensKey))
+		v.Slice().RemoveIf(func(e pcommon.Value) bool { return e.Int() == 2 })
+	}},
+	{"negative offset", "compact-long", genaispan.ReasonNegativeOffset, func(s ptrace.Span) {
+		offsetsOf(s).At(0).SetInt(-5)
+	}},
+	{"decreasing offsets", "compact-long", genaispan.ReasonDecreasing, func(s ptrace.Span) {
+		o := offsetsOf(s)
+		o.At(20).SetInt(o.At(19).Int() - 1)
+	}},
+	{"negative tokens", "multi-token-compact", genaispan.ReasonNegativeTokens, func(s ptrace.Span) {
+		v, _ := s.Attributes().Get(string(itlconv.ChunkTokensKey))
+		v.Slice().At(0).SetInt(-1)
+	}},
+	{"negative event tokens", "events-basic", genaispan.ReasonNegativeTokens, func(s ptrace.Span) {
+		s.Events().At(1).Attributes().PutInt(string(itlconv.ChunkTokensKey), -3)
+	}},
+	{"event before the start", "events-basic", genaispan.ReasonBeforeStart, func(s ptrace.Span) {
+		s.Events().At(0).SetTimestamp(s.StartTimestamp() - 1)
+	}},
+	{"event after the end", "openllmetry", genaispan.ReasonAfterEnd, func(s ptrace.Span) {
+		s.Events().At(3).SetTimestamp(s.EndTimestamp() + 1)
+	}},
+	{"offset after the end", "compact-long", genaispan.ReasonAfterEnd, func(s ptrace.Span) {
+		o := offsetsOf(s)
+		o.At(o.Len() - 1).SetInt(int64(s.EndTimestamp()-s.StartTimestamp())/1000 + 10)
+	}},
+	{"huge offset", "compact-long", genaispan.ReasonAfterEnd, func(s ptrace.Span) {
+		offsetsOf(s).At(599).SetInt(1 << 62)
+	}},
+	{"end before start", "compact-long", genaispan.ReasonNegativeDuration, func(s ptrace.Span) {
+		s.SetEndTimestamp(s.StartTimestamp() - 1)
+		offsetsOf(s).RemoveIf(func(pcommon.Value) bool { return true })
+	}},
+	{"more chunks than max_chunks", "compact-long", genaispan.ReasonTooManyChunks, func(s ptrace.Span) {
+		o := offsetsOf(s)
+		last := o.At(o.Len() - 1).Int()
+		for o.Len() <= itlconv.DefaultMaxChunks {
+			o.AppendEmpty().SetInt(last)
+		}
+	}},
+}
+
+// TestBadInput runs every malformed shape through the processor: no panic, the span comes out
+// byte-identical (a too-long timeline is only marked), counted once by its reason, logged once.
+func TestBadInput(t *testing.T) {
+	for _, shape := range badShapes {
+		t.Run(shape.name, func(t *testing.T) {
+			h := newHarness(t, nil, nil)
+			in := ptrace.NewTraces()
+			goldenCase(t, shape.base).CopyTo(in)
+			shape.mutate(in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
+			d := genaispan.New(genaispan.Config{})
+			if r := d.Decode(in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)); r.Reason != shape.reason {
+				t.Fatalf("the decoder says %q, want %q", r.Reason, shape.reason)
+			}
+			before := protoBytes(t, in)
+			span := h.run(t, in)
+			after := protoBytes(t, h.sink.AllTraces()[0])
+			if shape.reason == genaispan.ReasonTooManyChunks {
+				if v, ok := span.Attributes().Get(string(itlconv.TimelineSkippedKey)); !ok || v.Str() != string(shape.reason) {
+					t.Errorf("a skipped timeline must be marked with %s", string(itlconv.TimelineSkippedKey))
+				}
+				span.Attributes().Remove(string(itlconv.TimelineSkippedKey))
+				after = protoBytes(t, h.sink.AllTraces()[0])
+			}
+			if !bytes.Equal(before, after) {
+				t.Errorf("the span was changed")
+			}
+			if got := malformedCount(t, h, string(shape.reason)); got != 1 {
+				t.Errorf("counted %d times under %s, want once", got, shape.reason)
+			}
+			logs := h.logs.FilterMessageSnippet("malformed chunk timeline").All()
+			if len(logs) != 1 || logs[0].Level != zapcore.DebugLevel || logs[0].ContextMap()["reason"] != string(shape.reason) {
+				t.Errorf("want one debug line with reason %s, got %v", shape.reason, logs)
+			}
+		})
+	}
+	covered := map[genaispan.Reason]bool{}
+	for _, s := range badShapes {
+		covered[s.reason] = true
+	}
+	for _, r := range genaispan.Reasons {
+		if !covered[r] {
+			t.Errorf("no bad-input shape for reason %s", r)
+		}
+	}
+}
+
+// TestMillionChunkSpan: a span with a million chunks is skipped without the decoder allocating for
+// it, however long its timeline.
+func TestMillionChunkSpan(t *testing.T) {
+	span := ptrace.NewSpan()
+	span.SetStartTimestamp(1)
+	span.SetEndTimestamp(pcommon.Timestamp(2e15))
+	offs := span.Attributes().PutEmptySlice(string(itlconv.ChunkOffsetsKey))
+	offs.EnsureCapacity(1_000_000)
+	for i := range 1_000_000 {
+		offs.AppendEmpty().SetInt(int64(i))
+	}
+	d := genaispan.New(genaispan.Config{})
+	allocs := testing.AllocsPerRun(5, func() {
+		if r := d.Decode(span); r.Reason != genaispan.ReasonTooManyChunks {
+			t.Fatalf("reason %q", r.Reason)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("decoding a million-chunk span allocated %v times", allocs)
+	}
+	p, err := newITLProcessor(processortestSettings(), NewFactory().CreateDefaultConfig().(*Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.processSpan(context.Background(), d, span) != outcomeMalformed {
+		t.Error("a million-chunk span must be skipped")
+	}
+}

@@ -1,0 +1,64 @@
+package itlprocessor
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/internal/benchspans"
+	"github.com/otelitl/itl/internal/golden"
+)
+
+// BenchmarkProcessSpan measures the processor per span: the annotate path on a 200-chunk
+// generation span (per encoding), and the fast path on an ordinary span, which must not allocate.
+func BenchmarkProcessSpan(b *testing.B) {
+	p, err := newITLProcessor(processortest.NewNopSettings(Type), NewFactory().CreateDefaultConfig().(*Config))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := genaispan.New(genaispan.Config{})
+	for _, enc := range []struct {
+		name    string
+		compact bool
+	}{{"events", false}, {"compact", true}} {
+		b.Run("path=annotate/enc="+enc.name, func(b *testing.B) {
+			src := benchspans.Traces(1, 200, enc.compact).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			// Annotating writes attributes, so every round starts from a fresh copy of the original.
+			// Copies are made spanSlots at a time: stopping the timer reads the runtime's memory
+			// statistics, which stops the world, and once per span that would dominate the run.
+			const spanSlots = 32
+			spans := make([]ptrace.Span, spanSlots)
+			for k := range spans {
+				spans[k] = ptrace.NewSpan()
+			}
+			k := spanSlots
+			b.ReportAllocs()
+			for b.Loop() {
+				if k == spanSlots {
+					b.StopTimer()
+					for _, s := range spans {
+						src.CopyTo(s)
+					}
+					k = 0
+					b.StartTimer()
+				}
+				p.processSpan(context.Background(), d, spans[k])
+				k++
+			}
+		})
+	}
+	b.Run("path=fast", func(b *testing.B) {
+		td, err := golden.ReadTraces(golden.Dir() + "/cases/not-genai.otlp.json")
+		if err != nil {
+			b.Fatal(err)
+		}
+		span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.processSpan(context.Background(), d, span)
+		}
+	})
+}

@@ -1,0 +1,41 @@
+package itlprocessor
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/collector/genaispan"
+)
+
+// Config configures the itl processor.
+type Config struct {
+	// Config holds the settings spans are read with, shared with the itl_metrics connector:
+	// stall_threshold, chunk_event_names and max_chunks.
+	genaispan.Config `mapstructure:",squash"`
+
+	// CompactEvents rewrites a complete event timeline into the compact otelitl.chunk.offsets_us
+	// (and otelitl.chunk.tokens) attributes and removes its events, to cut stored span size.
+	CompactEvents bool `mapstructure:"compact_events"`
+	// DropTimeline removes the timeline (compact attributes or chunk events) after annotating.
+	DropTimeline bool `mapstructure:"drop_timeline"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var (
+	_ component.Config  = (*Config)(nil)
+	_ confmap.Validator = (*Config)(nil)
+)
+
+// Validate checks the configuration and says how to fix what is wrong.
+func (c *Config) Validate() error {
+	var errs []error
+	errs = append(errs, c.Config.Check())
+	if c.CompactEvents && c.DropTimeline {
+		errs = append(errs, errors.New("compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"))
+	}
+	return errors.Join(errs...)
+}

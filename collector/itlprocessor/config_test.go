@@ -1,0 +1,65 @@
+package itlprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/itlconv"
+)
+
+// TestLoadConfig reads every id of testdata/config.yaml, as the collector does (unmarshal onto the
+// defaults, then confmap.Validate), and compares the whole struct, or the whole error.
+func TestLoadConfig(t *testing.T) {
+	require.NoError(t, componenttest.CheckConfigStruct(NewFactory().CreateDefaultConfig()))
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	custom := genaispan.DefaultConfig()
+	custom.StallThreshold = 400 * time.Millisecond
+	custom.ChunkEventNames = []string{itlconv.ChunkEventName, "my.chunk"}
+	custom.MaxChunks = 50000
+	tests := []struct {
+		id      component.ID
+		want    *Config
+		wantErr string
+	}{
+		{id: component.NewID(Type), want: &Config{Config: genaispan.DefaultConfig()}},
+		{id: component.NewIDWithName(Type, "custom"), want: &Config{Config: custom, CompactEvents: true}},
+		{id: component.NewIDWithName(Type, "drop"), want: &Config{Config: genaispan.DefaultConfig(), DropTimeline: true}},
+		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s must be above 0; the default is 250ms"},
+		{id: component.NewIDWithName(Type, "bad_names"), wantErr: `chunk_event_names[1]: "otelitl.chunk" is listed twice; list each name once, highest priority first`},
+		{id: component.NewIDWithName(Type, "no_names"), wantErr: "chunk_event_names: must list at least one event name, such as otelitl.chunk"},
+		{id: component.NewIDWithName(Type, "bad_max_chunks"), wantErr: "max_chunks: -1 must be above 0; the default is 262144"},
+		{id: component.NewIDWithName(Type, "both"), wantErr: "compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		seen[tt.id.String()] = true
+		t.Run(tt.id.String(), func(t *testing.T) {
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = confmap.Validate(cfg)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Equal(t, tt.wantErr, err.Error())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg)
+		})
+	}
+	for id := range cm.ToStringMap() {
+		assert.Truef(t, seen[id], "testdata/config.yaml has %s, which no test case reads", id)
+	}
+}

@@ -1,0 +1,42 @@
+// Package itlprocessor provides the itl traces processor: it annotates each generation span that
+// carries a chunk timeline with its derived figures (time to first chunk, time per output token,
+// gap percentiles, the largest gap, stalls), for trace backends.
+package itlprocessor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/otelitl/itl/collector/genaispan"
+)
+
+// Type is the processor's type in collector configuration.
+var Type = component.MustNewType("itl")
+
+// Stability of the traces processor.
+const Stability = component.StabilityLevelAlpha
+
+// ScopeName is the instrumentation scope of the processor's own telemetry.
+const ScopeName = "github.com/otelitl/itl/collector/itlprocessor"
+
+// NewFactory returns the itl processor's factory.
+func NewFactory() processor.Factory {
+	return processor.NewFactory(Type, createDefaultConfig, processor.WithTraces(createTraces, Stability))
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{Config: genaispan.DefaultConfig()}
+}
+
+func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	p, err := newITLProcessor(set, cfg.(*Config))
+	if err != nil {
+		return nil, err
+	}
+	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}))
+}

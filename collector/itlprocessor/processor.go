@@ -1,0 +1,162 @@
+package itlprocessor
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.uber.org/zap"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/itlconv"
+)
+
+type itlProcessor struct {
+	cfg      *Config
+	logger   *zap.Logger
+	decoders sync.Pool // *genaispan.Decoder: each holds buffers and is used by one goroutine at a time
+
+	annotated metric.Int64Counter
+	malformed metric.Int64Counter
+	reasons   map[genaispan.Reason]metric.AddOption
+}
+
+func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error) {
+	p := &itlProcessor{cfg: cfg, logger: set.Logger, reasons: map[genaispan.Reason]metric.AddOption{}}
+	p.decoders.New = func() any { return genaispan.New(cfg.Config) }
+
+	meter := set.TelemetrySettings.MeterProvider.Meter(ScopeName)
+	var err error
+	if p.annotated, err = meter.Int64Counter("otelcol_processor_itl_spans_annotated",
+		metric.WithDescription("Generation spans the itl processor annotated with their figures."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
+	if p.malformed, err = meter.Int64Counter("otelcol_processor_itl_spans_malformed",
+		metric.WithDescription("Spans whose chunk timeline is malformed; they pass through untouched. The reason attribute says which rule the timeline broke."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
+	for _, r := range genaispan.Reasons {
+		p.reasons[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", string(r))))
+	}
+	return p, nil
+}
+
+func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	d := p.decoders.Get().(*genaispan.Decoder)
+	defer p.decoders.Put(d)
+	var annotated int64
+	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+		if p.processSpan(ctx, d, span) == outcomeAnnotated {
+			annotated++
+		}
+	})
+	if annotated > 0 {
+		p.annotated.Add(ctx, annotated)
+	}
+	return td, nil
+}
+
+type outcome int
+
+const (
+	outcomeUntouched outcome = iota
+	outcomeAnnotated
+	outcomeMalformed
+)
+
+func (p *itlProcessor) processSpan(ctx context.Context, d *genaispan.Decoder, span ptrace.Span) outcome {
+	r := d.Decode(span)
+	if !r.HasTimeline() {
+		return outcomeUntouched // the fast path: nothing allocated
+	}
+	if !r.Valid {
+		p.malformed.Add(ctx, 1, p.reasons[r.Reason])
+		if r.Reason == genaispan.ReasonTooManyChunks {
+			// Not wrong, only too long to read: say so on the span, so that a missing annotation
+			// is explained where it is seen.
+			span.Attributes().PutStr(string(itlconv.TimelineSkippedKey), string(r.Reason))
+		}
+		if ce := p.logger.Check(zap.DebugLevel, "malformed chunk timeline; span passed through untouched"); ce != nil {
+			ce.Write(zap.String("reason", string(r.Reason)), zap.Stringer("trace_id", span.TraceID()),
+				zap.Stringer("span_id", span.SpanID()), zap.String("span_name", span.Name()))
+		}
+		return outcomeMalformed
+	}
+	attrs := span.Attributes()
+	f, _ := d.Figures(&r, attrs, true)
+	if f.HasTTFT {
+		putDoubleIfAbsent(attrs, string(semconv.GenAIResponseTimeToFirstChunkKey), f.TTFT)
+	}
+	if r.Complete {
+		if _, ok := attrs.Get(string(itlconv.ChunkCountKey)); !ok {
+			attrs.PutInt(string(itlconv.ChunkCountKey), int64(f.Chunks))
+		}
+	}
+	if f.HasTPOT {
+		attrs.PutDouble(string(itlconv.TPOTKey), f.TPOT)
+	}
+	if f.HasGaps {
+		attrs.PutDouble(string(itlconv.GapP50Key), f.P50)
+		attrs.PutDouble(string(itlconv.GapP90Key), f.P90)
+		attrs.PutDouble(string(itlconv.GapP99Key), f.P99)
+		attrs.PutDouble(string(itlconv.GapMaxKey), f.MaxGap)
+	}
+	attrs.PutInt(string(itlconv.StallsKey), int64(f.Stalls))
+
+	switch {
+	case p.cfg.DropTimeline:
+		removeTimeline(span, &r)
+	case p.cfg.CompactEvents && r.Source == genaispan.SourceEvents:
+		if r.Complete {
+			compact(span, &r)
+		} else if ce := p.logger.Check(zap.DebugLevel, "event timeline left as events: it is incomplete, and the compact form could not say so"); ce != nil {
+			ce.Write(zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
+		}
+	}
+	return outcomeAnnotated
+}
+
+func putDoubleIfAbsent(m pcommon.Map, k string, v float64) {
+	if _, ok := m.Get(k); !ok {
+		m.PutDouble(k, v)
+	}
+}
+
+// compact writes the decoded event timeline as the compact attributes and removes its events.
+func compact(span ptrace.Span, r *genaispan.Result) {
+	attrs := span.Attributes()
+	offs := attrs.PutEmptySlice(string(itlconv.ChunkOffsetsKey))
+	offs.EnsureCapacity(r.Timeline.Len())
+	for _, ns := range r.Timeline.Offsets {
+		offs.AppendEmpty().SetInt(itlconv.Micros(ns))
+	}
+	if r.Timeline.Tokens != nil {
+		toks := attrs.PutEmptySlice(string(itlconv.ChunkTokensKey))
+		toks.EnsureCapacity(r.Timeline.Len())
+		for _, c := range r.Timeline.Tokens {
+			toks.AppendEmpty().SetInt(c)
+		}
+	}
+	name := r.EventName
+	span.Events().RemoveIf(func(e ptrace.SpanEvent) bool { return e.Name() == name })
+}
+
+// removeTimeline removes the source the timeline was read from.
+func removeTimeline(span ptrace.Span, r *genaispan.Result) {
+	switch r.Source {
+	case genaispan.SourceCompact:
+		span.Attributes().Remove(string(itlconv.ChunkOffsetsKey))
+		span.Attributes().Remove(string(itlconv.ChunkTokensKey))
+	case genaispan.SourceEvents:
+		name := r.EventName
+		span.Events().RemoveIf(func(e ptrace.SpanEvent) bool { return e.Name() == name })
+	}
+}

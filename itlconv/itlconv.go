@@ -1,0 +1,107 @@
+package itlconv
+
+import (
+	"math"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
+)
+
+// The span contract: what otelitl writes on a generation span besides the GenAI semantic
+// conventions' attributes. Readers depend on these names, so they never change within a major
+// version.
+const (
+	// ChunkEventName names the span event written per chunk in the event encoding. The event's
+	// timestamp is the chunk's arrival.
+	ChunkEventName = "otelitl.chunk"
+
+	// ChunkCountKey is the number of chunks the generation received (int), always written. A reader
+	// compares it with the chunks it finds to tell a complete timeline from one that lost events.
+	ChunkCountKey = attribute.Key("otelitl.chunk.count")
+	// ChunkTokensKey is, on a chunk event, that chunk's token count when it is not 1 (int); on the
+	// span in the compact encoding, every chunk's token count (int array, same length as the
+	// offsets), left out when every chunk carried 1 token.
+	ChunkTokensKey = attribute.Key("otelitl.chunk.tokens")
+	// ChunkOffsetsKey is, in the compact encoding, the microseconds from the span's start to each
+	// chunk's arrival (int array, non-decreasing). See [Micros].
+	ChunkOffsetsKey = attribute.Key("otelitl.chunk.offsets_us")
+	// ChunkDroppedKey is the number of chunks a generation received beyond its chunk cap and did not
+	// record (int), written only when some were dropped. Their arrivals are lost; the first chunks,
+	// and so the time to first chunk, are kept.
+	ChunkDroppedKey = attribute.Key("otelitl.chunk.dropped")
+)
+
+// Attributes the itl collector processor writes on a generation span. The time to first chunk goes
+// to the semantic conventions' gen_ai.response.time_to_first_chunk.
+const (
+	// TPOTKey is the decode time per output token after the first chunk, in seconds (double).
+	TPOTKey = attribute.Key("otelitl.time_per_output_token")
+	// GapP50Key, GapP90Key and GapP99Key are percentiles of the span's own gaps between chunks, in
+	// seconds (double), by linear interpolation between the closest ranks.
+	GapP50Key = attribute.Key("otelitl.chunk.gap.p50")
+	GapP90Key = attribute.Key("otelitl.chunk.gap.p90")
+	GapP99Key = attribute.Key("otelitl.chunk.gap.p99")
+	// GapMaxKey is the span's largest gap between chunks, in seconds (double).
+	GapMaxKey = attribute.Key("otelitl.chunk.gap.max")
+	// StallsKey is the number of gaps above the stall threshold (int).
+	StallsKey = attribute.Key("otelitl.stalls")
+	// TimelineSkippedKey marks a timeline the processor did not read; its value is the reason
+	// (too_many_chunks).
+	TimelineSkippedKey = attribute.Key("otelitl.timeline.skipped")
+)
+
+// Chunk event names other instrumentations write, read as chunk arrivals after otelitl's own:
+// OpenLLMetry writes one per streamed chunk, 1 token each.
+const (
+	OpenLLMetryChunkEventName       = "gen_ai.content.completion.chunk"
+	OpenLLMetryLegacyChunkEventName = "llm.content.completion.chunk"
+)
+
+// DefaultChunkEventNames are the span event names read as chunks, highest priority first.
+var DefaultChunkEventNames = []string{ChunkEventName, OpenLLMetryChunkEventName, OpenLLMetryLegacyChunkEventName}
+
+// Defaults shared by the client and the collector, so that both sides agree on a span.
+const (
+	// DefaultStallThreshold is the gap above which a gap counts as a stall: a pause a reader
+	// notices as the text freezing.
+	DefaultStallThreshold = 250 * time.Millisecond
+	// DefaultMaxChunks is the most chunks one timeline may hold: the client's cap on the chunks a
+	// generation records and the collector's cap on the chunks it reads from one span. 262,144 is
+	// above the longest replies models produce today.
+	DefaultMaxChunks = 1 << 18
+	// DefaultEventLimit is the OpenTelemetry Go SDK's default span event limit
+	// (sdk/trace.DefaultEventCountLimit): the most chunk events a span can hold without the SDK
+	// dropping the oldest.
+	DefaultEventLimit = 128
+)
+
+// Values of metric attributes.
+const (
+	// OverflowKey marks the one series that takes every span once a cardinality limit is reached.
+	OverflowKey = attribute.Key("otel.metric.overflow")
+	// CollectorInstanceIDKey carries the collector's service.instance.id on every series of a
+	// connector that adds it, so that replicas behind a load balancer never write the same series.
+	CollectorInstanceIDKey = attribute.Key("collector.instance.id")
+	// OtherValue stands for a value that is not recorded as itself: an error.type beyond the bound
+	// kept per series, or an error status without an error.type.
+	OtherValue = "_OTHER"
+)
+
+// The gen_ai.token.type values of token usage.
+var (
+	TokenTypeInput  = string(genaiconv.TokenTypeInput)
+	TokenTypeOutput = string(genaiconv.TokenTypeOutput)
+)
+
+// Micros converts a nanosecond offset to the microseconds of [ChunkOffsetsKey], truncating.
+func Micros(ns int64) int64 { return ns / 1000 }
+
+// FromMicros converts a microsecond offset of [ChunkOffsetsKey] to nanoseconds, and false when it is
+// so large that nanoseconds would overflow.
+func FromMicros(us int64) (int64, bool) {
+	if us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
+		return 0, false
+	}
+	return us * 1000, true
+}

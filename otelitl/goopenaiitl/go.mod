@@ -1,0 +1,35 @@
+module github.com/otelitl/itl/otelitl/goopenaiitl
+
+go 1.26.0
+
+require (
+	github.com/otelitl/itl/otelitl v0.1.0
+	github.com/sashabaranov/go-openai v1.43.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/otelitl/itl/itlconv v0.1.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+)
+
+// Every other module of this repository, from this checkout (scripts/modules.sh lists them).
+replace (
+	github.com/otelitl/itl/bench => ../../bench
+	github.com/otelitl/itl/cmd/otelcol-itl => ../../cmd/otelcol-itl
+	github.com/otelitl/itl/collector => ../../collector
+	github.com/otelitl/itl/e2e => ../../e2e
+	github.com/otelitl/itl/examples => ../../examples
+	github.com/otelitl/itl/internal => ../../internal
+	github.com/otelitl/itl/itlconv => ../../itlconv
+	github.com/otelitl/itl/otelitl => ..
+	github.com/otelitl/itl/otelitl/anthropicitl => ../anthropicitl
+	github.com/otelitl/itl/otelitl/openaiitl => ../openaiitl
+	github.com/otelitl/itl/otelitl/test => ../test
+)

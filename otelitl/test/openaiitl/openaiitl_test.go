@@ -1,0 +1,222 @@
+package openaiitl_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/internal/wraptest"
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/otelitl/openaiitl"
+)
+
+const gap = 15 * time.Millisecond
+
+func chunk(delta string) string {
+	return `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}`
+}
+
+var chatEvents = []wraptest.Event{
+	{Data: chunk(`{"role":"assistant","content":""}`)}, // role only
+	{Data: chunk(`{"reasoning_content":"think"}`), Content: true},
+	{Data: chunk(`{"content":"Hel"}`), Content: true},
+	{Data: chunk(`{"content":"lo"}`), Content: true},
+	{Data: chunk(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}`)}, // name only
+	{Data: chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]}`), Content: true},
+	{Data: chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}`), Content: true},
+	{Data: `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`},
+	{Data: `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":9,"total_tokens":20}}`},
+	{Data: `[DONE]`},
+}
+
+func client(srv *wraptest.Server) openai.Client {
+	return openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"), option.WithMaxRetries(0))
+}
+
+var chatParams = openai.ChatCompletionNewParams{
+	Model:    "gpt-4o",
+	Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+}
+
+func TestChatStreaming(t *testing.T) {
+	srv := wraptest.NewServer(t, chatEvents, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+	var text string
+	for stream.Next() {
+		for _, ch := range stream.Current().Choices {
+			text += ch.Delta.Content
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if text != "Hello" {
+		t.Errorf("the wrapped stream changed the content: %q", text)
+	}
+	_ = stream.Close()
+
+	span, a := wraptest.OneSpan(t, exp)
+	wraptest.CheckTimeline(t, span, a, srv.Sent(), 10*time.Millisecond)
+	host, port := srv.HostPort()
+	for k, want := range map[string]string{
+		"gen_ai.provider.name":           "openai",
+		"gen_ai.request.model":           "gpt-4o",
+		"gen_ai.response.model":          "gpt-4o-2024-08-06",
+		"gen_ai.response.id":             "chatcmpl-7",
+		"gen_ai.response.finish_reasons": `["tool_calls"]`,
+		"gen_ai.usage.input_tokens":      "11",
+		"gen_ai.usage.output_tokens":     "9",
+		"server.address":                 host,
+	} {
+		if got := a[attrKey(k)].String(); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if got := a[semconv.ServerPortKey].AsInt64(); int(got) != port {
+		t.Errorf("server.port %d, want %d", got, port)
+	}
+	if span.Status.Code == codes.Error {
+		t.Errorf("a finished stream must not be an error: %v", span.Status)
+	}
+}
+
+func TestChatCloseEarly(t *testing.T) {
+	srv := wraptest.NewServer(t, chatEvents, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+	for i := 0; i < 3 && stream.Next(); i++ {
+	}
+	_ = stream.Close()
+	_ = stream.Close()
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a[itlconv.ChunkCountKey].AsInt64(); got != 2 {
+		t.Errorf("chunk.count %d after reading role, reasoning and one text chunk; want 2", got)
+	}
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "cancelled" {
+		t.Errorf("error.type %q, want cancelled", got)
+	}
+}
+
+func TestChatAPIError(t *testing.T) {
+	srv := wraptest.NewServer(t, nil, 0)
+	srv.Status = http.StatusTooManyRequests
+	srv.Body = `{"error":{"message":"slow down","type":"rate_limit_error","code":"rate_limit_exceeded"}}`
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+	for stream.Next() {
+		t.Fatal("an error response yields no chunk")
+	}
+	if stream.Err() == nil {
+		t.Fatal("want the API error")
+	}
+	span, a := wraptest.OneSpan(t, exp)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "429" {
+		t.Errorf("error.type %q, want 429", got)
+	}
+	if span.Status.Code != codes.Error || a[itlconv.ChunkCountKey].AsInt64() != 0 {
+		t.Errorf("status %v, chunk.count %v", span.Status, a[itlconv.ChunkCountKey])
+	}
+}
+
+func TestChatErrorMidStream(t *testing.T) {
+	events := append(append([]wraptest.Event{}, chatEvents[:4]...), wraptest.Event{Data: `{"error":{"message":"overloaded","type":"server_error"}}`})
+	srv := wraptest.NewServer(t, events, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+	for stream.Next() {
+	}
+	if stream.Err() == nil {
+		t.Fatal("want the stream error")
+	}
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "stream_error" {
+		t.Errorf("error.type %q, want stream_error", got)
+	}
+	if got := a[itlconv.ChunkCountKey].AsInt64(); got != 3 {
+		t.Errorf("the chunks before the error must count: %d, want 3", got)
+	}
+}
+
+func resp(typ, rest string) wraptest.Event {
+	return wraptest.Event{Name: typ, Data: `{"type":"` + typ + `","sequence_number":1` + rest + `}`}
+}
+
+func TestResponseStreaming(t *testing.T) {
+	response := `"response":{"id":"resp_1","object":"response","created_at":1,"model":"gpt-4.1-2025","status":"%s","output":[]%s}`
+	delta := func(typ, d string) wraptest.Event {
+		e := resp(typ, `,"item_id":"i","output_index":0,"content_index":0,"delta":"`+d+`"`)
+		e.Content = d != ""
+		return e
+	}
+	events := []wraptest.Event{
+		resp("response.created", ","+sprintf(response, "in_progress", "")),
+		resp("response.output_item.added", `,"output_index":0,"item":{"type":"message","id":"i","role":"assistant","status":"in_progress","content":[]}`),
+		delta("response.reasoning_summary_text.delta", "hmm"),
+		delta("response.output_text.delta", "Hi"),
+		delta("response.output_text.delta", ""),
+		delta("response.output_text.delta", " there"),
+		delta("response.function_call_arguments.delta", "{}"),
+		resp("response.completed", ","+sprintf(response, "completed", `,"usage":{"input_tokens":5,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"output_tokens_details":{"reasoning_tokens":1},"total_tokens":9}`)),
+	}
+	srv := wraptest.NewServer(t, events, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewResponseStreaming(context.Background(), in, &c.Responses, responses.ResponseNewParams{Model: "gpt-4.1", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+	n := 0
+	for stream.Next() {
+		n++
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(events) {
+		t.Errorf("read %d events, want %d", n, len(events))
+	}
+	span, a := wraptest.OneSpan(t, exp)
+	wraptest.CheckTimeline(t, span, a, srv.Sent(), 10*time.Millisecond)
+	for k, want := range map[string]string{
+		"gen_ai.request.model":           "gpt-4.1",
+		"gen_ai.response.model":          "gpt-4.1-2025",
+		"gen_ai.response.id":             "resp_1",
+		"gen_ai.response.finish_reasons": `["stop"]`,
+		"gen_ai.usage.input_tokens":      "5",
+		"gen_ai.usage.output_tokens":     "4",
+	} {
+		if got := a[attrKey(k)].String(); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestResponseFailed(t *testing.T) {
+	events := []wraptest.Event{
+		resp("response.output_text.delta", `,"item_id":"i","output_index":0,"content_index":0,"delta":"Hi"`),
+		resp("response.failed", `,"response":{"id":"resp_2","object":"response","created_at":1,"model":"gpt-4.1","status":"failed","output":[],"error":{"code":"server_error","message":"boom"}}`),
+	}
+	srv := wraptest.NewServer(t, events, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewResponseStreaming(context.Background(), in, &c.Responses, responses.ResponseNewParams{Model: "gpt-4.1"})
+	for stream.Next() {
+	}
+	span, a := wraptest.OneSpan(t, exp)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "server_error" || span.Status.Code != codes.Error {
+		t.Errorf("error.type %q status %v, want server_error and an error status", got, span.Status)
+	}
+	if a[itlconv.ChunkCountKey].AsInt64() != 1 {
+		t.Errorf("chunk.count %v, want 1", a[itlconv.ChunkCountKey])
+	}
+}

@@ -1,0 +1,133 @@
+package test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	goopenai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelitl/itl/internal/wraptest"
+	"github.com/otelitl/itl/otelitl/anthropicitl"
+	"github.com/otelitl/itl/otelitl/goopenaiitl"
+	"github.com/otelitl/itl/otelitl/openaiitl"
+)
+
+const (
+	secretPrompt     = "SECRET-PROMPT-7f3a"
+	secretCompletion = "SECRET-COMPLETION-91bc"
+)
+
+// everything renders every recorded field of every span: name, attributes, events with theirs,
+// status, links.
+func everything(spans tracetest.SpanStubs) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "%s %v %v %v", s.Name, s.Attributes, s.Status, s.Links)
+		for _, e := range s.Events {
+			fmt.Fprintf(&b, " %s %v", e.Name, e.Attributes)
+		}
+	}
+	return b.String()
+}
+
+// TestNeverRecordsPromptOrCompletion drives every wrapper with a prompt and a reply that carry
+// marker strings, and fails if either appears anywhere on the spans.
+func TestNeverRecordsPromptOrCompletion(t *testing.T) {
+	oaChunk := func(delta string) wraptest.Event {
+		return wraptest.Event{Data: `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}`, Content: true}
+	}
+	chat := []wraptest.Event{
+		oaChunk(`{"content":"` + secretCompletion + `"}`),
+		oaChunk(`{"reasoning_content":"` + secretCompletion + `"}`),
+		oaChunk(`{"tool_calls":[{"index":0,"id":"x","type":"function","function":{"name":"f","arguments":"` + secretCompletion + `"}}]}`),
+		{Data: `[DONE]`},
+	}
+	resp := []wraptest.Event{
+		{Name: "response.output_text.delta", Data: `{"type":"response.output_text.delta","sequence_number":1,"item_id":"i","output_index":0,"content_index":0,"delta":"` + secretCompletion + `"}`},
+	}
+	anth := []wraptest.Event{
+		{Name: "message_start", Data: `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`},
+		{Name: "content_block_delta", Data: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + secretCompletion + `"}}`},
+		{Name: "message_stop", Data: `{"type":"message_stop"}`},
+	}
+
+	t.Run("openai chat", func(t *testing.T) {
+		srv := wraptest.NewServer(t, chat, time.Millisecond)
+		in, exp := wraptest.Tracing(t)
+		c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("k"))
+		s := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, openai.ChatCompletionNewParams{
+			Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(secretPrompt), openai.UserMessage(secretPrompt)}})
+		for s.Next() {
+		}
+		check(t, exp)
+	})
+	t.Run("openai responses", func(t *testing.T) {
+		srv := wraptest.NewServer(t, resp, time.Millisecond)
+		in, exp := wraptest.Tracing(t)
+		c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("k"))
+		s := openaiitl.NewResponseStreaming(context.Background(), in, &c.Responses, responses.ResponseNewParams{
+			Model: "m", Instructions: openai.String(secretPrompt), Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(secretPrompt)}})
+		for s.Next() {
+		}
+		_ = s.Close()
+		check(t, exp)
+	})
+	t.Run("anthropic", func(t *testing.T) {
+		srv := wraptest.NewServer(t, anth, time.Millisecond)
+		in, exp := wraptest.Tracing(t)
+		c := anthropic.NewClient(anthropicoption.WithBaseURL(srv.URL), anthropicoption.WithAPIKey("k"))
+		s := anthropicitl.NewStreaming(context.Background(), in, &c.Messages, anthropic.MessageNewParams{
+			Model: "c", MaxTokens: 10, System: []anthropic.TextBlockParam{{Text: secretPrompt}},
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(secretPrompt))}})
+		for s.Next() {
+		}
+		_ = s.Close()
+		check(t, exp)
+	})
+	t.Run("go-openai", func(t *testing.T) {
+		srv := wraptest.NewServer(t, chat, time.Millisecond)
+		in, exp := wraptest.Tracing(t)
+		cfg := goopenai.DefaultConfig("k")
+		cfg.BaseURL = srv.URL + "/v1"
+		s, err := goopenaiitl.CreateChatCompletionStream(context.Background(), in, goopenai.NewClientWithConfig(cfg),
+			goopenai.ChatCompletionRequest{Model: "m", Messages: []goopenai.ChatCompletionMessage{{Role: "user", Content: secretPrompt}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := s.Recv(); errors.Is(err, io.EOF) || err != nil {
+				break
+			}
+		}
+		_ = s.Close()
+		check(t, exp)
+	})
+}
+
+func check(t *testing.T, exp *tracetest.InMemoryExporter) {
+	t.Helper()
+	spans := exp.GetSpans()
+	if len(spans) == 0 {
+		t.Fatal("no span recorded: the test would prove nothing")
+	}
+	all := everything(spans)
+	if !strings.Contains(all, "otelitl.chunk") {
+		t.Fatalf("the span has no timeline: %s", all)
+	}
+	for _, secret := range []string{secretPrompt, secretCompletion} {
+		if strings.Contains(all, secret) {
+			t.Errorf("%s was recorded on a span: %s", secret, all)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/internal/sdkptrace"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// TestOtelitlRoundTrip replays the arrivals of every complete golden case through otelitl, in each
+// encoding, and checks that the span otelitl writes decodes to the figures the golden files give:
+// the client's span contract and the collector's reading of it agree.
+func TestOtelitlRoundTrip(t *testing.T) {
+	set := golden.Load(t)
+	stall := time.Duration(set.StallThresholdS * float64(time.Second))
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	d := genaispan.New(genaispan.Config{StallThreshold: stall})
+	ran := 0
+	for _, c := range set.Cases {
+		want := c.Expected
+		if !want.TimelineComplete {
+			continue
+		}
+		src := c.Span()
+		r := d.Decode(src)
+		offsets := append([]int64(nil), r.Timeline.Offsets...)
+		var tokens []int64
+		if r.Timeline.Tokens != nil {
+			tokens = append([]int64(nil), r.Timeline.Tokens...)
+		}
+		usage := int64(-1)
+		if v, ok := src.Attributes().Get(string(semconv.GenAIUsageOutputTokensKey)); ok {
+			usage = v.Int()
+		}
+		for _, enc := range []otelitl.Encoding{otelitl.EncodingAuto, otelitl.EncodingEvents, otelitl.EncodingCompact} {
+			t.Run(fmt.Sprintf("%s/%s", c.Name, enc), func(t *testing.T) {
+				ran++
+				exp.Reset()
+				in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc), otelitl.WithEventLimit(128))
+				start := src.StartTimestamp().AsTime()
+				_, g := in.Start(context.Background(), otelitl.Request{Provider: "openai", Model: want.Model, StartTime: start})
+				for i, off := range offsets {
+					tok := 1
+					if tokens != nil {
+						tok = int(tokens[i])
+					}
+					g.ChunkAt(start.Add(time.Duration(off)), tok)
+				}
+				if usage >= 0 {
+					g.SetUsage(-1, int(usage))
+				}
+				g.EndAt(src.EndTimestamp().AsTime(), nil)
+
+				td := sdkptrace.Traces(exp.GetSpans().Snapshots())
+				span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+				got := d.Decode(span)
+				if enc == otelitl.EncodingEvents && want.ChunksSeen > 128 {
+					// Forced events past the SDK's limit: the SDK dropped the oldest, the reader
+					// sees an incomplete timeline whose TTFT comes from the attribute and whose
+					// remaining gaps are still true gaps.
+					f, _ := d.Figures(&got, span.Attributes(), false)
+					if !got.Valid || got.Complete || got.Timeline.Len() != 128 || !f.HasTTFT || !near(f.TTFT, *want.TTFTS) {
+						t.Fatalf("truncated events: valid %v complete %v chunks %d ttft %v", got.Valid, got.Complete, got.Timeline.Len(), f.TTFT)
+					}
+					skip := len(want.GapsS) - got.Timeline.GapCount()
+					for i := range got.Timeline.GapCount() {
+						if !near(got.Timeline.Gap(i), want.GapsS[skip+i]) {
+							t.Fatalf("gap %d = %v, want %v", i, got.Timeline.Gap(i), want.GapsS[skip+i])
+						}
+					}
+					return
+				}
+				if !got.Valid || !got.Complete || got.Timeline.Len() != want.ChunksSeen {
+					t.Fatalf("valid %v complete %v chunks %d (reason %q)", got.Valid, got.Complete, got.Timeline.Len(), got.Reason)
+				}
+				// The compact encoding keeps microseconds; events keep nanoseconds.
+				tolerance := tol
+				if got.Source == genaispan.SourceCompact {
+					tolerance = 1.001e-6
+				}
+				f, _ := d.Figures(&got, span.Attributes(), true)
+				for _, c := range []struct {
+					name string
+					got  float64
+					want *float64
+				}{{"ttft", f.TTFT, want.TTFTS}, {"tpot", f.TPOT, want.TPOTS}, {"max gap", f.MaxGap, want.MaxGapS}, {"p50", f.P50, want.GapP50S}, {"p99", f.P99, want.GapP99S}} {
+					if c.want != nil && (c.got-*c.want > tolerance || *c.want-c.got > tolerance) {
+						t.Errorf("%s = %.9f, want %.9f", c.name, c.got, *c.want)
+					}
+				}
+				if f.Stalls != want.Stalls || f.OutputTokens != *want.OutputTokens {
+					t.Errorf("stalls %d tokens %d, want %d and %d", f.Stalls, f.OutputTokens, want.Stalls, *want.OutputTokens)
+				}
+				wantCompact := enc == otelitl.EncodingCompact || (enc == otelitl.EncodingAuto && want.ChunksSeen > 128)
+				if (got.Source == genaispan.SourceCompact) != wantCompact {
+					t.Errorf("source %v for encoding %s and %d chunks", got.Source, enc, want.ChunksSeen)
+				}
+				if v, _ := span.Attributes().Get(string(semconv.GenAIResponseTimeToFirstChunkKey)); v.Type() != pcommon.ValueTypeDouble || (v.Double()-*want.TTFTS > tol || *want.TTFTS-v.Double() > tol) {
+					t.Errorf("gen_ai.response.time_to_first_chunk = %v, want %v", v.AsRaw(), *want.TTFTS)
+				}
+			})
+		}
+	}
+	if ran < 20 {
+		t.Fatalf("only %d round trips ran", ran)
+	}
+}
+
+// tol is the tolerance of the reference figures: their inputs are whole nanoseconds.
+const tol = 1e-9
+
+func near(a, b float64) bool { return math.Abs(a-b) <= tol }
