@@ -142,15 +142,52 @@ function asBig(s) {
   return s == null ? null : BigInt(s);
 }
 
-// writeFixtures writes NAME.otlp.json (every span, OTLP/HTTP JSON) and NAME.truth.json.
-async function writeFixtures({ scenario, instrumentation, packages, model, provider, exporter, requests, notes, wallMinusPerf }) {
-  await provider.forceFlush();
-  const spans = exporter.getFinishedSpans();
-  if (spans.length === 0) throw new Error(`${scenario}: no span was exported`);
-  // Order the spans by start time, then name, so the fixture reads top-down.
-  spans.sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1] || a.name.localeCompare(b.name));
-  const raw = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans));
-  const otlp = JSON.parse(raw);
+// mergeOTLP merges ExportTraceServiceRequests (as an exporter sends them, one per span with a
+// simple span processor) into one, grouping spans by resource and then by instrumentation scope.
+function mergeOTLP(requests) {
+  const byResource = new Map();
+  for (const req of requests) {
+    for (const rs of req.resourceSpans || []) {
+      const rkey = JSON.stringify([rs.resource, rs.schemaUrl]);
+      if (!byResource.has(rkey)) byResource.set(rkey, { resource: rs.resource, schemaUrl: rs.schemaUrl, scopes: new Map() });
+      const r = byResource.get(rkey);
+      for (const ss of rs.scopeSpans || []) {
+        const skey = JSON.stringify([ss.scope, ss.schemaUrl]);
+        if (!r.scopes.has(skey)) r.scopes.set(skey, { scope: ss.scope, schemaUrl: ss.schemaUrl, spans: [] });
+        r.scopes.get(skey).spans.push(...(ss.spans || []));
+      }
+    }
+  }
+  const big = (x) => BigInt(x);
+  return {
+    resourceSpans: [...byResource.values()].map((r) => ({
+      resource: r.resource,
+      scopeSpans: [...r.scopes.values()].map((sc) => ({
+        scope: sc.scope,
+        spans: sc.spans.sort((a, b) => (big(a.startTimeUnixNano) < big(b.startTimeUnixNano) ? -1 : big(a.startTimeUnixNano) > big(b.startTimeUnixNano) ? 1 : a.name.localeCompare(b.name))),
+        ...(sc.schemaUrl !== undefined ? { schemaUrl: sc.schemaUrl } : {}),
+      })),
+      ...(r.schemaUrl !== undefined ? { schemaUrl: r.schemaUrl } : {}),
+    })),
+  };
+}
+
+// writeFixtures writes NAME.otlp.json (every span, OTLP/HTTP JSON) and NAME.truth.json. The spans
+// come from the in-memory exporter (provider, exporter), or, for a package that insists on its
+// own tracer provider and exporter, as the ExportTraceServiceRequests it sent (otlpRequests).
+async function writeFixtures({ scenario, instrumentation, packages, model, provider, exporter, otlpRequests, requests, notes, wallMinusPerf }) {
+  let otlp;
+  if (otlpRequests) {
+    otlp = mergeOTLP(otlpRequests);
+  } else {
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    // Order the spans by start time, then name, so the fixture reads top-down.
+    spans.sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1] || a.name.localeCompare(b.name));
+    otlp = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)));
+  }
+  const nspans = otlp.resourceSpans.reduce((n, rs) => n + rs.scopeSpans.reduce((m, ss) => m + ss.spans.length, 0), 0);
+  if (nspans === 0) throw new Error(`${scenario}: no span was exported`);
   const dir = outDir();
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, `${scenario}.otlp.json`), JSON.stringify(otlp, null, 2) + '\n');
@@ -185,8 +222,8 @@ async function writeFixtures({ scenario, instrumentation, packages, model, provi
     notes,
   };
   fs.writeFileSync(path.join(dir, `${scenario}.truth.json`), stringifyTruth(truth));
-  await provider.shutdown();
-  console.log(`${scenario}: ${spans.length} spans, ${reqs.length} request(s) -> ${dir}`);
+  if (provider) await provider.shutdown();
+  console.log(`${scenario}: ${nspans} spans, ${reqs.length} request(s) -> ${dir}`);
 }
 
 module.exports = {
@@ -202,5 +239,6 @@ module.exports = {
   Timing,
   packageVersion,
   packageVersions,
+  mergeOTLP,
   writeFixtures,
 };

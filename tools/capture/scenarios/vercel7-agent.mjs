@@ -1,9 +1,9 @@
 // vercel7-agent: an AI SDK 7 ToolLoopAgent streamed (agent.stream) with the @ai-sdk/otel
 // OpenTelemetry integration: invoke_agent > step N > chat, and execute_tool under step 1.
-// Step 1's reply is turned into a tool call on the client (lib/toolcall.cjs: fakellm has no tool
+// Step 1's reply is turned into a tool call on the client (lib/rewrite.cjs: fakellm has no tool
 // calls; its rhythm is kept), so the agent loops once: step 1 calls the tool, step 2 answers.
 import common from '../lib/common.cjs';
-import toolcall from '../lib/toolcall.cjs';
+import rewrite from '../lib/rewrite.cjs';
 import { registerTelemetry, ToolLoopAgent, stepCountIs, tool } from 'ai';
 import { OpenTelemetry } from '@ai-sdk/otel';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -18,7 +18,7 @@ const fetches = [];
 const openai = createOpenAI({
   baseURL: `${common.fakellmURL()}/v1`,
   apiKey: common.DUMMY_API_KEY,
-  fetch: toolcall.toolCallFetch(common.recordingFetch(fetches), 'count_words'),
+  fetch: rewrite.toolCallFetch(common.recordingFetch(fetches), 'count_words'),
 });
 const agent = new ToolLoopAgent({
   model: openai.chat(model),
@@ -86,5 +86,5 @@ await common.writeFixtures({
     outputTokens: s.outputTokens,
     extra: { step: i + 1, finish_reason: s.finishReason, chunk_kind: [...new Set(s.kinds)].join(',') },
   })),
-  notes: `ToolLoopAgent.stream, stopWhen stepCountIs(3), tool count_words. Step 1's streamed text is rewritten on the client into a streamed tool call (lib/toolcall.cjs; same SSE events at the same times, content replaced), so step 1 counts tool-input deltas as chunks and step 2 text deltas. The agent run: start ${appStart}, end ${appEnd} (unix ns); total usage: input ${totalUsage.inputTokens}, output ${totalUsage.outputTokens}.`,
+  notes: `ToolLoopAgent.stream, stopWhen stepCountIs(3), tool count_words. Step 1's streamed text is rewritten on the client into a streamed tool call (lib/rewrite.cjs; same SSE events at the same times, content replaced), so step 1 counts tool-input deltas as chunks and step 2 text deltas. The agent run: start ${appStart}, end ${appEnd} (unix ns); total usage: input ${totalUsage.inputTokens}, output ${totalUsage.outputTokens}.`,
 });

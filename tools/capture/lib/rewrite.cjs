@@ -1,11 +1,15 @@
 'use strict';
-// fakellm answers every Chat Completions request with text: it has no tool calls. To capture the
-// span tree of an agent that really loops (step 1 calls a tool, step 2 answers), toolCallFetch
-// rewrites the first step's streamed reply on the client side, chunk by chunk and without
-// delaying any, into one streamed tool call: the text deltas fakellm flushed become the deltas of
-// the call's JSON arguments, {"text":"<the text>"}, and the finish reason becomes "tool_calls".
-// The rhythm (when each SSE event arrives) stays fakellm's; only the content changes. A request
-// whose messages already hold a tool result (step 2 on) passes through untouched.
+// fakellm answers every Chat Completions request with plain words: no tool calls, no JSON. Two
+// scenarios need more, and get it by rewriting fakellm's streamed reply on the client side, event
+// by event and without delaying any, so the rhythm (when each SSE event arrives) stays fakellm's
+// and only the content changes:
+//
+//   - toolCallFetch (vercel7-agent): the first step's reply becomes one streamed tool call. The
+//     text deltas become the deltas of the call's JSON arguments, {"text":"<the text>"}, and the
+//     finish reason becomes "tool_calls". A request whose messages already hold a tool result
+//     (step 2 on) passes through untouched.
+//   - jsonTextFetch (vercel6-object): the reply becomes the JSON object {"text":"<the text>"}: the
+//     first text delta is prefixed with {"text":" and the finish event carries the closing "}.
 
 const TOOL_CALL_ID = 'call_capture_1';
 
@@ -41,7 +45,25 @@ function rewriteEvent(ev, state, toolName) {
   return 'data: ' + JSON.stringify(chunk);
 }
 
-function toolCallTransform(toolName) {
+function rewriteJSONEvent(ev, state) {
+  if (!ev.startsWith('data: ')) return ev;
+  const data = ev.slice('data: '.length);
+  if (data === '[DONE]') return ev;
+  const chunk = JSON.parse(data);
+  const choice = chunk.choices && chunk.choices[0];
+  if (!choice) return ev;
+  const delta = choice.delta || {};
+  if (choice.finish_reason) {
+    choice.delta = { content: '"}' };
+  } else if (typeof delta.content === 'string' && delta.content.length > 0) {
+    const prefix = state.opened ? '' : '{"text":"';
+    state.opened = true;
+    choice.delta = { content: prefix + JSON.stringify(delta.content).slice(1, -1) };
+  }
+  return 'data: ' + JSON.stringify(chunk);
+}
+
+function sseTransform(rewrite) {
   const state = { started: false, opened: false };
   const enc = new TextEncoder();
   const dec = new TextDecoder();
@@ -53,7 +75,7 @@ function toolCallTransform(toolName) {
       while ((i = buf.indexOf('\n\n')) >= 0) {
         const ev = buf.slice(0, i);
         buf = buf.slice(i + 2);
-        controller.enqueue(enc.encode(rewriteEvent(ev, state, toolName) + '\n\n'));
+        controller.enqueue(enc.encode(rewrite(ev, state) + '\n\n'));
       }
     },
     flush(controller) {
@@ -68,8 +90,18 @@ function toolCallFetch(inner, toolName) {
   return async (input, init) => {
     const res = await inner(input, init);
     if (!init || hasToolResult(init) || !res.body) return res;
-    return new Response(res.body.pipeThrough(toolCallTransform(toolName)), { status: res.status, statusText: res.statusText, headers: res.headers });
+    const rewrite = (ev, state) => rewriteEvent(ev, state, toolName);
+    return new Response(res.body.pipeThrough(sseTransform(rewrite)), { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }
 
-module.exports = { toolCallFetch, TOOL_CALL_ID };
+// jsonTextFetch returns a fetch whose streamed replies are turned into {"text":"<the text>"}.
+function jsonTextFetch(inner) {
+  return async (input, init) => {
+    const res = await inner(input, init);
+    if (!res.body) return res;
+    return new Response(res.body.pipeThrough(sseTransform(rewriteJSONEvent)), { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
+
+module.exports = { toolCallFetch, jsonTextFetch, TOOL_CALL_ID };
