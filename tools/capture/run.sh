@@ -89,6 +89,5 @@ for s in "${scenarios[@]}"; do
   (cd "$here" && FAKELLM_URL="$url" CAPTURE_OUT="$out" node "$file")
 done
 
-
 echo "capture: checking the fixtures load with ptrace.JSONUnmarshaler"
 (cd "$here/verify" && GOWORK=off go run . "$out")

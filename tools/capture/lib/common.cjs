@@ -158,18 +158,53 @@ function mergeOTLP(requests) {
       }
     }
   }
-  const big = (x) => BigInt(x);
   return {
     resourceSpans: [...byResource.values()].map((r) => ({
       resource: r.resource,
       scopeSpans: [...r.scopes.values()].map((sc) => ({
         scope: sc.scope,
-        spans: sc.spans.sort((a, b) => (big(a.startTimeUnixNano) < big(b.startTimeUnixNano) ? -1 : big(a.startTimeUnixNano) > big(b.startTimeUnixNano) ? 1 : a.name.localeCompare(b.name))),
+        spans: sc.spans,
         ...(sc.schemaUrl !== undefined ? { schemaUrl: sc.schemaUrl } : {}),
       })),
       ...(r.schemaUrl !== undefined ? { schemaUrl: r.schemaUrl } : {}),
     })),
   };
+}
+
+// treeOrder puts the spans of every scope in a stable, readable order whatever their timing: a
+// parent before its children (depth first), siblings by start time, then name. Two spans that
+// start in the same millisecond (the SDK's start times are whole ms) keep their tree order.
+function treeOrder(otlp) {
+  const cmp = (a, b) => {
+    const x = BigInt(a.startTimeUnixNano);
+    const y = BigInt(b.startTimeUnixNano);
+    return x < y ? -1 : x > y ? 1 : a.name.localeCompare(b.name);
+  };
+  for (const rs of otlp.resourceSpans) {
+    for (const ss of rs.scopeSpans) {
+      const ids = new Set(ss.spans.map((s) => s.spanId));
+      const children = new Map();
+      const roots = [];
+      for (const s of ss.spans) {
+        if (s.parentSpanId && ids.has(s.parentSpanId)) {
+          if (!children.has(s.parentSpanId)) children.set(s.parentSpanId, []);
+          children.get(s.parentSpanId).push(s);
+        } else {
+          roots.push(s);
+        }
+      }
+      const out = [];
+      const walk = (list) => {
+        for (const s of list.sort(cmp)) {
+          out.push(s);
+          walk(children.get(s.spanId) || []);
+        }
+      };
+      walk(roots);
+      ss.spans = out;
+    }
+  }
+  return otlp;
 }
 
 // writeFixtures writes NAME.otlp.json (every span, OTLP/HTTP JSON) and NAME.truth.json. The spans
@@ -182,10 +217,9 @@ async function writeFixtures({ scenario, instrumentation, packages, model, provi
   } else {
     await provider.forceFlush();
     const spans = exporter.getFinishedSpans();
-    // Order the spans by start time, then name, so the fixture reads top-down.
-    spans.sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1] || a.name.localeCompare(b.name));
     otlp = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)));
   }
+  treeOrder(otlp);
   const nspans = otlp.resourceSpans.reduce((n, rs) => n + rs.scopeSpans.reduce((m, ss) => m + ss.spans.length, 0), 0);
   if (nspans === 0) throw new Error(`${scenario}: no span was exported`);
   const dir = outDir();

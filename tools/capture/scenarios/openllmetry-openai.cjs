@@ -26,7 +26,7 @@ async function main() {
     exporter,
     wallMinusPerf,
     requests: [request],
-    notes: `${CHAT_NOTES} OpenOpenAIInstrumentation with its default config.`.replace('OpenOpenAI', 'OpenAI'),
+    notes: `${CHAT_NOTES} OpenAIInstrumentation with its default config (enrichTokens off, traceContent on), plus an exceptionLogger that prints to stderr.`,
   });
 }
 
