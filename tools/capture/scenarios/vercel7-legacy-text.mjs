@@ -1,0 +1,42 @@
+// vercel7-legacy-text: AI SDK 7 streamText with the @ai-sdk/otel LegacyOpenTelemetry integration (the
+// ai.* span names and attributes of AI SDK 6) registered globally, provider @ai-sdk/openai (Chat
+// Completions) pointed at fakellm.
+import common from '../lib/common.cjs';
+import { registerTelemetry, streamText } from 'ai';
+import { LegacyOpenTelemetry } from '@ai-sdk/otel';
+import { createOpenAI } from '@ai-sdk/openai';
+
+const scenario = 'vercel7-legacy-text';
+const model = 'cap-vercel7-legacy-text';
+const { provider, exporter } = common.setupTracing(scenario);
+registerTelemetry(new LegacyOpenTelemetry());
+
+const fetches = [];
+const openai = createOpenAI({ baseURL: `${common.fakellmURL()}/v1`, apiKey: common.DUMMY_API_KEY, fetch: common.recordingFetch(fetches) });
+
+await common.warmup(async () => {
+  const warm = streamText({ model: openai.chat(model), prompt: 'Say hello.', maxOutputTokens: 5 });
+  for await (const _ of warm.textStream);
+});
+fetches.length = 0;
+
+const wallMinusPerf = common.wallMinusPerfMs();
+const timing = new common.Timing();
+const result = streamText({ model: openai.chat(model), prompt: 'Say hello.', maxOutputTokens: 20 });
+for await (const delta of result.textStream) {
+  if (delta.length > 0) timing.chunk();
+}
+timing.finish();
+const usage = await result.usage;
+
+await common.writeFixtures({
+  scenario,
+  instrumentation: '@ai-sdk/otel LegacyOpenTelemetry (ai 7)',
+  packages: common.packageVersions(['ai', '@ai-sdk/otel', '@ai-sdk/openai', '@opentelemetry/sdk-trace-base']),
+  model,
+  provider,
+  exporter,
+  wallMinusPerf,
+  requests: [{ timing, fetch: fetches[0], outputTokens: usage.outputTokens }],
+  notes: 'streamText over Chat Completions (stream_options.include_usage); telemetry by registerTelemetry(new LegacyOpenTelemetry()). chunk_unix_nano: every non-empty textStream delta.',
+});
