@@ -76,6 +76,29 @@ const (
 	DefaultEventLimit = 128
 )
 
+// Bounds both sides apply, so that no value a client or a bug sends becomes an unbounded label,
+// timestamp or sum.
+const (
+	// MaxDuration is the longest generation either side accepts: a client ignores an arrival later
+	// than this after the start (ChunkAt), and the collector reads no figure from a span that lasts
+	// longer (its start is missing or wrong). Reasoning models stream for tens of minutes, not days.
+	MaxDuration = 24 * time.Hour
+	// MaxErrorTypeLength is the longest error.type either side records; a longer one is cut.
+	MaxErrorTypeLength = 128
+)
+
+// The error.type values otelitl gives failures that have no error type of their own.
+const (
+	// ErrorTypeCancelled: the caller gave up on the reply (a context cancellation, a stream closed
+	// before the reply finished).
+	ErrorTypeCancelled = "cancelled"
+	// ErrorTypeTimeout: a deadline passed.
+	ErrorTypeTimeout = "timeout"
+	// ErrorTypeIncompleteStream: the stream ended cleanly, but without its protocol's end marker
+	// (a finish event, [DONE], message_stop): the reply was cut off.
+	ErrorTypeIncompleteStream = "incomplete_stream"
+)
+
 // Values of metric attributes.
 const (
 	// OverflowKey marks the one series that takes every span once a cardinality limit is reached.

@@ -21,6 +21,10 @@ var (
 	GapBuckets = []float64{0.001, 0.002, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 0.75, 1, 2.5, 5, 10}
 	// TokenBuckets are the GenAI semantic conventions' advice for token usage: 1 to 4^13.
 	TokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+	// ServerTTFTBuckets are the conventions' advice for gen_ai.server.time_to_first_token.
+	ServerTTFTBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+	// ServerTPOTBuckets are the conventions' advice for gen_ai.server.time_per_output_token.
+	ServerTPOTBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}
 )
 
 // The client metrics: names and units from the GenAI semantic conventions (genaiconv), plus the
@@ -50,4 +54,19 @@ var (
 	// generations with a timeline: elsewhere a stall cannot be seen, and 0 would be a false claim.
 	Stalls = Metric{string(StallsKey), "{gap}",
 		"Gaps between chunks longer than the stall threshold.", nil}
+)
+
+// The server metrics, from SERVER generation spans (a model server or gateway answering): names,
+// units and bucket advice from the GenAI semantic conventions.
+var (
+	// ServerTimeToFirstToken has one observation per generation with a time to first chunk.
+	ServerTimeToFirstToken = Metric{genaiconv.ServerTimeToFirstToken{}.Name(), genaiconv.ServerTimeToFirstToken{}.Unit(),
+		"Time to generate the first token, as the server wrote it to the client.", ServerTTFTBuckets}
+	// ServerTimePerOutputToken has one observation per generation with a time per output token
+	// (decode time after the first chunk over the tokens after it), as the conventions define it.
+	ServerTimePerOutputToken = Metric{genaiconv.ServerTimePerOutputToken{}.Name(), genaiconv.ServerTimePerOutputToken{}.Unit(),
+		"Time per output token generated after the first token.", ServerTPOTBuckets}
+	// ServerRequestDuration has one observation per generation, with error.type on failures.
+	ServerRequestDuration = Metric{genaiconv.ServerRequestDuration{}.Name(), genaiconv.ServerRequestDuration{}.Unit(),
+		"Generative AI server request duration.", DurationBuckets}
 )
