@@ -62,10 +62,11 @@ var (
 	// ServerTimeToFirstToken has one observation per generation with a time to first chunk.
 	ServerTimeToFirstToken = Metric{genaiconv.ServerTimeToFirstToken{}.Name(), genaiconv.ServerTimeToFirstToken{}.Unit(),
 		"Time to generate the first token, as the server wrote it to the client.", ServerTTFTBuckets}
-	// ServerTimePerOutputToken has one observation per generation with a time per output token
-	// (decode time after the first chunk over the tokens after it), as the conventions define it.
+	// ServerTimePerOutputToken has one observation per gap between chunks written after the first,
+	// divided by the tokens of the chunk that ends it (a gap, for chunks of one token): the server's
+	// counterpart of TimePerOutputChunk, as model servers such as vLLM record it, per step.
 	ServerTimePerOutputToken = Metric{genaiconv.ServerTimePerOutputToken{}.Name(), genaiconv.ServerTimePerOutputToken{}.Unit(),
-		"Time per output token generated after the first token.", ServerTPOTBuckets}
+		"Time per output token generated after the first token: one observation per gap between chunks, over the tokens of the later chunk.", ServerTPOTBuckets}
 	// ServerRequestDuration has one observation per generation, with error.type on failures.
 	ServerRequestDuration = Metric{genaiconv.ServerRequestDuration{}.Name(), genaiconv.ServerRequestDuration{}.Unit(),
 		"Generative AI server request duration.", DurationBuckets}
