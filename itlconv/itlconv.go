@@ -49,6 +49,11 @@ const (
 	// TimelineSkippedKey marks a timeline the processor did not read; its value is the reason
 	// (too_many_chunks).
 	TimelineSkippedKey = attribute.Key("otelitl.timeline.skipped")
+	// TTFTSourceKey names where the time to first chunk the processor wrote came from, when the span
+	// did not carry gen_ai.response.time_to_first_chunk itself: the attribute or event another
+	// instrumentation wrote it as (for example "ai.response.msToFirstChunk"), or the timeline it was
+	// read from ("otelitl.chunk.offsets_us", or a chunk event name).
+	TTFTSourceKey = attribute.Key("otelitl.ttft.source")
 )
 
 // Chunk event names other instrumentations write, read as chunk arrivals after otelitl's own:
@@ -85,6 +90,9 @@ const (
 	MaxDuration = 24 * time.Hour
 	// MaxErrorTypeLength is the longest error.type either side records; a longer one is cut.
 	MaxErrorTypeLength = 128
+	// MaxTokens is the most tokens one generation, or one chunk, may report: a larger count (or a
+	// non-integral, negative or non-finite one) is malformed and yields no token figure.
+	MaxTokens = 1_000_000_000
 )
 
 // The error.type values otelitl gives failures that have no error type of their own.

@@ -50,6 +50,12 @@ var (
 	// GapMax has one observation per generation with two chunks or more: its largest gap.
 	GapMax = Metric{string(GapMaxKey), "s",
 		"The largest gap between chunks of a streamed response.", GapBuckets}
+	// Generations is a monotonic sum of model calls by what their spans hold about timing: TimingKey
+	// is TimingTimeline (a timeline of chunk arrivals: every gap is known), TimingTTFT (a time to
+	// first chunk only) or TimingNone. It shows, per model, how much of the traffic the per-gap
+	// figures cover.
+	Generations = Metric{"otelitl.generations", "{generation}",
+		"Model calls by the timing their spans hold: a timeline of chunk arrivals, a time to first chunk only, or neither.", nil}
 	// Stalls is a monotonic sum of the gaps above the stall threshold. A series exists only for
 	// generations with a timeline: elsewhere a stall cannot be seen, and 0 would be a false claim.
 	Stalls = Metric{string(StallsKey), "{gap}",
@@ -70,4 +76,12 @@ var (
 	// ServerRequestDuration has one observation per generation, with error.type on failures.
 	ServerRequestDuration = Metric{genaiconv.ServerRequestDuration{}.Name(), genaiconv.ServerRequestDuration{}.Unit(),
 		"Generative AI server request duration.", DurationBuckets}
+)
+
+// TimingKey is the attribute of Generations, with one of the Timing values.
+const (
+	TimingKey      = "otelitl.timing"
+	TimingTimeline = "timeline"
+	TimingTTFT     = "ttft"
+	TimingNone     = "none"
 )

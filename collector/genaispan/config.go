@@ -21,6 +21,10 @@ type Config struct {
 	// ReasonTooManyChunks before anything is allocated for it, so that one span cannot cost
 	// unbounded time or memory.
 	MaxChunks int `mapstructure:"max_chunks"`
+	// ExcludedOperations are the gen_ai.operation.name values of spans that are not model calls
+	// (agents, agent steps, tools): they wrap model calls and often repeat their usage, so they add
+	// no duration, no tokens and no time to first chunk.
+	ExcludedOperations []string `mapstructure:"excluded_operations"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -32,6 +36,8 @@ func DefaultConfig() Config {
 		StallThreshold:  itlconv.DefaultStallThreshold,
 		ChunkEventNames: append([]string(nil), itlconv.DefaultChunkEventNames...),
 		MaxChunks:       itlconv.DefaultMaxChunks,
+
+		ExcludedOperations: append([]string(nil), itlconv.DefaultExcludedOperations...),
 	}
 }
 
@@ -47,6 +53,11 @@ func (c *Config) Check() error {
 	errs = append(errs, validateEventNames("chunk_event_names", c.ChunkEventNames))
 	if c.MaxChunks <= 0 {
 		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", c.MaxChunks, itlconv.DefaultMaxChunks))
+	}
+	for i, op := range c.ExcludedOperations {
+		if op == "" {
+			errs = append(errs, fmt.Errorf("excluded_operations[%d]: an operation name must not be empty; the default is %v", i, itlconv.DefaultExcludedOperations))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -27,10 +27,11 @@ const (
 	SourceEvents                // chunk events
 )
 
-// Reason names why a timeline is invalid. It is the value of the "reason" attribute of the
+// Reason names why a span's value was rejected. It is the value of the "reason" attribute of the
 // components' malformed-span counters, so it stays low-cardinality.
 type Reason string
 
+// Why a timeline is invalid: it then yields no chunk figures at all.
 const (
 	ReasonNone             Reason = ""
 	ReasonNotArray         Reason = "not_an_array"      // a compact attribute is not an array
@@ -38,34 +39,54 @@ const (
 	ReasonLengthMismatch   Reason = "length_mismatch"   // the tokens array's length differs from the offsets'
 	ReasonNegativeOffset   Reason = "negative_offset"   // an offset below zero
 	ReasonDecreasing       Reason = "decreasing_offset" // offsets that go backwards
-	ReasonNegativeTokens   Reason = "negative_tokens"   // a token count below zero
+	ReasonNegativeTokens   Reason = "negative_tokens"   // a chunk's token count below zero
+	ReasonTooManyTokens    Reason = "too_many_tokens"   // a chunk's token count above itlconv.MaxTokens
 	ReasonBeforeStart      Reason = "before_start"      // an arrival before the span's start
 	ReasonAfterEnd         Reason = "after_end"         // an arrival after the span's end
 	ReasonTooManyChunks    Reason = "too_many_chunks"   // more chunks than max_chunks
 	ReasonNegativeDuration Reason = "negative_duration" // the span ends before it starts
+	ReasonMissingStart     Reason = "missing_start"     // the span's start time is 0 (unset)
+	ReasonTooLong          Reason = "duration_too_long" // the span lasts longer than itlconv.MaxDuration
 )
 
-// Reasons lists every Reason a malformed timeline can have, for tests and docs.
-var Reasons = []Reason{ReasonNotArray, ReasonNotInteger, ReasonLengthMismatch, ReasonNegativeOffset, ReasonDecreasing, ReasonNegativeTokens, ReasonBeforeStart, ReasonAfterEnd, ReasonTooManyChunks, ReasonNegativeDuration}
+// Why another value of a model call was rejected: it yields no figure, and the span still counts
+// as a model call.
+const (
+	ReasonTTFTNotNumber Reason = "ttft_not_a_number" // a time to first chunk that is not an int or a double
+	ReasonTTFTNotFinite Reason = "ttft_not_finite"   // NaN or infinite
+	ReasonTTFTNegative  Reason = "ttft_negative"     // below zero, or a first-chunk time before the start
+	ReasonTTFTTooLong   Reason = "ttft_exceeds_span" // longer than the span lasts
+	ReasonTTFTBadTime   Reason = "ttft_unparsable"   // a completion start time that is not an ISO 8601 time
+	ReasonBadUsage      Reason = "usage_invalid"     // a token count that is not a whole number from 0 to itlconv.MaxTokens
+)
 
-// Decoder reads timelines. It reuses its buffers from span to span, so it is not safe for
-// concurrent use: give each goroutine its own.
+// Reasons lists every Reason, for tests, docs and the components' counters.
+var Reasons = []Reason{ReasonNotArray, ReasonNotInteger, ReasonLengthMismatch, ReasonNegativeOffset, ReasonDecreasing,
+	ReasonNegativeTokens, ReasonTooManyTokens, ReasonBeforeStart, ReasonAfterEnd, ReasonTooManyChunks, ReasonNegativeDuration,
+	ReasonMissingStart, ReasonTooLong, ReasonTTFTNotNumber, ReasonTTFTNotFinite, ReasonTTFTNegative, ReasonTTFTTooLong,
+	ReasonTTFTBadTime, ReasonBadUsage}
+
+// Decoder reads spans. It reuses its buffers from span to span, so it is not safe for concurrent
+// use: give each goroutine its own.
 type Decoder struct {
 	names     []string
 	maxChunks int
 	stall     time.Duration
+	excluded  []string
 
+	fields  fields
 	offsets []int64
 	tokens  []int64
 	pairs   []pair
-	Scratch []float64 // for timeline.Compute's sorted gaps
+	scratch []float64 // for timeline.Compute's sorted gaps
+	call    Call
 }
 
 type pair struct{ off, tok int64 }
 
-// New returns a Decoder for cfg. Empty ChunkEventNames and a MaxChunks of 0 take the defaults.
+// New returns a Decoder for cfg. Zero values take the defaults.
 func New(cfg Config) *Decoder {
-	d := &Decoder{names: cfg.ChunkEventNames, maxChunks: cfg.MaxChunks, stall: cfg.StallThreshold}
+	d := &Decoder{names: cfg.ChunkEventNames, maxChunks: cfg.MaxChunks, stall: cfg.StallThreshold, excluded: cfg.ExcludedOperations}
 	if len(d.names) == 0 {
 		d.names = itlconv.DefaultChunkEventNames
 	}
@@ -75,11 +96,14 @@ func New(cfg Config) *Decoder {
 	if d.stall <= 0 {
 		d.stall = itlconv.DefaultStallThreshold
 	}
+	if d.excluded == nil {
+		d.excluded = itlconv.DefaultExcludedOperations
+	}
 	return d
 }
 
-// Result is what a span holds. Its Timeline aliases the Decoder's buffers: it is valid until the
-// next call to Decode.
+// Result is a span's timeline. Its Timeline aliases the Decoder's buffers: it is valid until the
+// next call to Decode or Read.
 type Result struct {
 	Source   Source
 	Timeline timeline.Timeline
@@ -90,15 +114,29 @@ type Result struct {
 	Reason Reason
 	// Complete is true when the timeline is valid, has a chunk, and lost none.
 	Complete bool
-	// GenAI is true for a span with gen_ai.operation.name or with a timeline.
-	GenAI bool
 	// Start and End are the span's timestamps in Unix nanoseconds.
 	Start, End int64
+
+	firstToken int // index of the first OpenInference first-token event, or -1
 }
 
-// Duration returns the span's duration in seconds, and false when it ends before it starts.
+// durationReason says why the span's start and end give no duration, or "" when they do.
+func (r *Result) durationReason() Reason {
+	switch {
+	case r.Start == 0:
+		return ReasonMissingStart
+	case r.End < r.Start:
+		return ReasonNegativeDuration
+	case r.End-r.Start > int64(itlconv.MaxDuration):
+		return ReasonTooLong
+	}
+	return ReasonNone
+}
+
+// Duration returns the span's duration in seconds, and false when its start and end give none (see
+// ReasonMissingStart, ReasonNegativeDuration, ReasonTooLong).
 func (r *Result) Duration() (float64, bool) {
-	if r.End < r.Start {
+	if r.durationReason() != ReasonNone {
 		return 0, false
 	}
 	return timeline.Seconds(r.End - r.Start), true
@@ -109,22 +147,30 @@ func (r *Result) HasTimeline() bool { return r.Source != SourceNone }
 
 // Decode reads span's timeline.
 func (d *Decoder) Decode(span ptrace.Span) Result {
-	r := Result{Valid: true, Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp())}
-	attrs := span.Attributes()
-	_, r.GenAI = attrs.Get(string(semconv.GenAIOperationNameKey))
+	d.fields.scan(span.Attributes())
+	return d.decode(span)
+}
 
-	if v, ok := attrs.Get(string(itlconv.ChunkOffsetsKey)); ok {
+// decode reads the timeline of span, whose attributes d.fields holds.
+func (d *Decoder) decode(span ptrace.Span) Result {
+	r := Result{Valid: true, Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()), firstToken: -1}
+	fs := &d.fields
+	name := d.scanEvents(&r, span.Events())
+	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
-		r.GenAI = true
-		d.compact(&r, v, attrs)
-	} else if name := d.eventName(span.Events()); name != "" {
+		if why := r.durationReason(); why != ReasonNone {
+			d.invalid(&r, why)
+			return r
+		}
+		d.compact(&r, v)
+	} else if name != "" {
 		r.Source = SourceEvents
 		r.EventName = name
-		r.GenAI = true
+		if why := r.durationReason(); why != ReasonNone {
+			d.invalid(&r, why)
+			return r
+		}
 		d.events(&r, span.Events(), name)
-	}
-	if r.Valid && r.Source != SourceNone && r.End < r.Start {
-		d.invalid(&r, ReasonNegativeDuration)
 	}
 	if !r.Valid {
 		return r
@@ -134,7 +180,7 @@ func (d *Decoder) Decode(span ptrace.Span) Result {
 	if r.Source == SourceEvents && span.DroppedEventsCount() != 0 {
 		r.Complete = false
 	}
-	if v, ok := attrs.Get(string(itlconv.ChunkCountKey)); ok && (v.Type() != pcommon.ValueTypeInt || v.Int() != int64(n)) {
+	if v, ok := fs.get(fChunkCount); ok && (v.Type() != pcommon.ValueTypeInt || v.Int() != int64(n)) {
 		r.Complete = false
 	}
 	return r
@@ -145,11 +191,15 @@ func (d *Decoder) invalid(r *Result, why Reason) {
 	r.Timeline = timeline.Timeline{}
 }
 
-// eventName returns the highest-priority configured chunk event name present on the span.
-func (d *Decoder) eventName(evs ptrace.SpanEventSlice) string {
+// scanEvents returns the highest-priority configured chunk event name present on the span, and
+// notes where the first OpenInference first-token event is.
+func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) string {
 	best := len(d.names)
-	for i := 0; i < evs.Len() && best > 0; i++ {
+	for i := 0; i < evs.Len(); i++ {
 		name := evs.At(i).Name()
+		if r.firstToken < 0 && name == itlconv.OpenInferenceFirstTokenEvent {
+			r.firstToken = i
+		}
 		for j := 0; j < best; j++ {
 			if name == d.names[j] {
 				best = j
@@ -163,7 +213,7 @@ func (d *Decoder) eventName(evs ptrace.SpanEventSlice) string {
 	return d.names[best]
 }
 
-func (d *Decoder) compact(r *Result, v pcommon.Value, attrs pcommon.Map) {
+func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	if v.Type() != pcommon.ValueTypeSlice {
 		d.invalid(r, ReasonNotArray)
 		return
@@ -176,7 +226,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value, attrs pcommon.Map) {
 	}
 	var toks pcommon.Slice
 	hasTokens := false
-	if tv, ok := attrs.Get(string(itlconv.ChunkTokensKey)); ok {
+	if tv, ok := d.fields.get(fChunkTokens); ok {
 		if tv.Type() != pcommon.ValueTypeSlice {
 			d.invalid(r, ReasonNotArray)
 			return
@@ -224,8 +274,8 @@ func (d *Decoder) compact(r *Result, v pcommon.Value, attrs pcommon.Map) {
 			d.invalid(r, ReasonNotInteger)
 			return
 		}
-		if e.Int() < 0 {
-			d.invalid(r, ReasonNegativeTokens)
+		if why := chunkTokensReason(e.Int()); why != ReasonNone {
+			d.invalid(r, why)
 			return
 		}
 		d.tokens[i] = e.Int()
@@ -267,8 +317,8 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, name string) {
 					d.invalid(r, ReasonNotInteger)
 					return
 				}
-				if tv.Int() < 0 {
-					d.invalid(r, ReasonNegativeTokens)
+				if why := chunkTokensReason(tv.Int()); why != ReasonNone {
+					d.invalid(r, why)
 					return
 				}
 				p.tok, anyTokens = tv.Int(), true
@@ -296,37 +346,19 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, name string) {
 	}
 }
 
-// Figures computes the figures of a decoded span per the golden README: attrs is the span's
-// attributes (for usage and the TTFT attribute). It returns false when the timeline is invalid,
-// which yields no chunk figures at all.
-func (d *Decoder) Figures(r *Result, attrs pcommon.Map, percentiles bool) (timeline.Figures, bool) {
-	if !r.Valid {
-		return timeline.Figures{}, false
+// chunkTokensReason says what is wrong with a chunk's token count, or "".
+func chunkTokensReason(n int64) Reason {
+	switch {
+	case n < 0:
+		return ReasonNegativeTokens
+	case n > itlconv.MaxTokens:
+		return ReasonTooManyTokens
 	}
-	in := timeline.Input{Complete: r.Complete, StallThreshold: d.stall, Percentiles: percentiles}
-	if v, ok := attrs.Get(string(semconv.GenAIUsageOutputTokensKey)); ok {
-		switch v.Type() {
-		case pcommon.ValueTypeInt:
-			in.UsageOutputTokens, in.HasUsage = v.Int(), v.Int() >= 0
-		case pcommon.ValueTypeDouble:
-			in.UsageOutputTokens, in.HasUsage = int64(v.Double()), v.Double() >= 0
-		}
-	}
-	if v, ok := attrs.Get(string(semconv.GenAIResponseTimeToFirstChunkKey)); ok {
-		switch v.Type() {
-		case pcommon.ValueTypeDouble:
-			in.AttrTTFT, in.HasAttrTTFT = v.Double(), v.Double() >= 0
-		case pcommon.ValueTypeInt:
-			in.AttrTTFT, in.HasAttrTTFT = float64(v.Int()), v.Int() >= 0
-		}
-	}
-	f, scratch := timeline.Compute(r.Timeline, in, d.Scratch)
-	d.Scratch = scratch
-	return f, true
+	return ReasonNone
 }
 
-// ErrorType returns the span's error.type, itlconv.OtherValue ("_OTHER") for an error status without one, and "" for a
-// span that did not fail.
+// ErrorType returns the span's error.type, itlconv.OtherValue ("_OTHER") for an error status
+// without one, and "" for a span that did not fail.
 func ErrorType(span ptrace.Span) string {
 	if v, ok := span.Attributes().Get(string(semconv.ErrorTypeKey)); ok && v.Str() != "" {
 		return v.Str()

@@ -34,26 +34,23 @@ func TestGolden(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			want := c.Expected
 			span := c.Span()
-			r := d.Decode(span)
-			if r.GenAI != want.GenAI || r.Valid != want.TimelineValid || r.Complete != want.TimelineComplete {
-				t.Fatalf("genai/valid/complete = %v/%v/%v (reason %q), want %v/%v/%v", r.GenAI, r.Valid, r.Complete, r.Reason, want.GenAI, want.TimelineValid, want.TimelineComplete)
+			r := d.Read(span, true)
+			if r.ModelCall != want.GenAI || r.Valid != want.TimelineValid || r.Complete != want.TimelineComplete {
+				t.Fatalf("model call/valid/complete = %v/%v/%v (reason %q), want %v/%v/%v", r.ModelCall, r.Valid, r.Complete, r.Reason, want.GenAI, want.TimelineValid, want.TimelineComplete)
 			}
 			if got := r.Timeline.Len(); got != want.ChunksSeen {
 				t.Errorf("chunks seen %d, want %d", got, want.ChunksSeen)
 			}
-			if dur, ok := r.Duration(); !ok || !near(dur, want.DurationS) {
+			if dur, ok := r.Result.Duration(); !ok || !near(dur, want.DurationS) || (r.ModelCall && (!r.HasDuration || r.Duration != dur)) {
 				t.Errorf("duration %v, want %v", dur, want.DurationS)
 			}
 			if got := genaispan.ErrorType(span); got != want.ErrorType {
 				t.Errorf("error.type %q, want %q", got, want.ErrorType)
 			}
-			f, ok := d.Figures(&r, span.Attributes(), true)
-			if !ok {
-				if want.TimelineValid {
-					t.Fatal("no figures for a valid timeline")
-				}
-				if want.TTFTS != nil || want.TPOTS != nil || want.MaxGapS != nil || want.OutputTokens != nil || len(want.GapsS) != 0 {
-					t.Fatal("an invalid timeline, yet figures are expected")
+			f := r.Figures
+			if !r.Valid {
+				if f.HasTTFT || f.HasTPOT || f.HasGaps || f.HasOutputTokens || want.TTFTS != nil || want.TPOTS != nil || want.MaxGapS != nil || want.OutputTokens != nil || len(want.GapsS) != 0 {
+					t.Fatalf("an invalid timeline with figures %+v, or expected figures", f)
 				}
 				return
 			}

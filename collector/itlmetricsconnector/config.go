@@ -50,6 +50,10 @@ type BucketsConfig struct {
 	TimePerOutputToken []float64 `mapstructure:"time_per_output_token"`
 	GapMax             []float64 `mapstructure:"gap_max"`
 
+	ServerTimeToFirstToken   []float64 `mapstructure:"server_time_to_first_token"`
+	ServerTimePerOutputToken []float64 `mapstructure:"server_time_per_output_token"`
+	ServerRequestDuration    []float64 `mapstructure:"server_request_duration"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -186,7 +190,12 @@ func (c *Config) dimensionNames() []string {
 }
 
 func (b *BucketsConfig) any() bool {
-	return b.TimeToFirstChunk != nil || b.TimePerOutputChunk != nil || b.Duration != nil || b.TokenUsage != nil || b.TimePerOutputToken != nil || b.GapMax != nil
+	for _, m := range metricDefs {
+		if m.buckets(b) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func validBuckets(b []float64) error {

@@ -2,6 +2,7 @@ package itlmetricsconnector
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -21,7 +22,6 @@ import (
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/itlconv"
-	"github.com/otelitl/itl/itlconv/timeline"
 )
 
 const (
@@ -34,20 +34,41 @@ const (
 	maxErrorTypes = 16
 )
 
-// series holds the aggregates of one combination of dimension values.
+// series holds the aggregates of one combination of dimension values. Its histograms are made on
+// their first observation: a series of client spans never holds the server's, a series of spans
+// without timelines never holds the gap histograms, and memory follows what the series sees.
 type series struct {
 	attrs    pcommon.Map
 	start    pcommon.Timestamp
 	lastSeen time.Time
 	dirty    bool // recorded since the last successful flush
 
-	hists     [numHists]hist // hDuration and hTokens are unused here: see durations and tokens
-	durations map[string]hist
-	tokensIn  hist
-	tokensOut hist
-	stalls    int64
-	hasStalls bool
+	hists       [numHists]hist // hDuration, hServerDuration and hTokens are kept below instead
+	durations   []errHist      // by side and error.type, at most maxErrorTypes a side
+	tokensIn    hist
+	tokensOut   hist
+	stalls      int64
+	hasStalls   bool
+	generations [numTimings]int64
 }
+
+// errHist is a duration histogram of one error.type ("" for success) on one side (h is hDuration
+// or hServerDuration).
+type errHist struct {
+	h  int
+	et string
+	hist
+}
+
+// The itlconv.Timing values, in the order series.generations counts them.
+const (
+	timingTimeline = iota
+	timingTTFT
+	timingNone
+	numTimings
+)
+
+var timings = [numTimings]string{itlconv.TimingTimeline, itlconv.TimingTTFT, itlconv.TimingNone}
 
 type itlMetrics struct {
 	cfg      *Config
@@ -173,20 +194,6 @@ func (c *itlMetrics) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// spanFigures is what one span contributes, computed outside the lock.
-type spanFigures struct {
-	genai       bool
-	valid       bool
-	f           timeline.Figures
-	tl          timeline.Timeline
-	duration    float64
-	hasDuration bool
-	errType     string
-	inputTokens int64
-	hasInput    bool
-	ex          exemplar
-}
-
 // ConsumeTraces aggregates the spans; the metrics leave at the next flush.
 func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	d := c.decoders.Get().(*genaispan.Decoder)
@@ -197,44 +204,42 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 }
 
 func (c *itlMetrics) consumeSpan(ctx context.Context, d *genaispan.Decoder, span ptrace.Span, res pcommon.Map, now time.Time) {
-	r := d.Decode(span)
-	if !r.GenAI {
+	call := d.Read(span, false)
+	if !call.ModelCall {
 		return
 	}
-	attrs := span.Attributes()
-	sf := spanFigures{genai: true, errType: genaispan.ErrorType(span)}
-	sf.duration, sf.hasDuration = r.Duration()
-	if !r.Valid {
-		c.malformed.Add(ctx, 1, c.reasons[r.Reason])
-		if ce := c.logger.Check(zap.DebugLevel, "malformed chunk timeline; no chunk figures derived"); ce != nil {
-			ce.Write(zap.String("reason", string(r.Reason)), zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
+	if bad := call.Malformed(); len(bad) > 0 {
+		for _, why := range bad {
+			c.malformed.Add(ctx, 1, c.reasons[why])
 		}
-	} else {
-		sf.valid = true
-		sf.f, _ = d.Figures(&r, attrs, false)
-		sf.tl = r.Timeline
+		if ce := c.logger.Check(zap.DebugLevel, "malformed values on a model call's span; no figures derived from them"); ce != nil {
+			ce.Write(zap.String("reason", genaispan.JoinReasons(bad)), zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
+		}
 	}
-	if v, ok := attrs.Get(string(semconv.GenAIUsageOutputTokensKey)); ok && !sf.f.HasOutputTokens && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 {
-		// A provider-reported count is not a chunk figure: it stands even when the timeline is malformed.
-		sf.f.OutputTokens, sf.f.HasOutputTokens = v.Int(), true
-	}
-	if v, ok := attrs.Get(string(semconv.GenAIUsageInputTokensKey)); ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 0 {
-		sf.inputTokens, sf.hasInput = v.Int(), true
-	}
-	sf.ex = exemplar{ts: span.EndTimestamp(), traceID: span.TraceID(), spanID: span.SpanID()}
+	errType := boundErrorType(genaispan.ErrorType(span))
+	ex := exemplar{ts: span.EndTimestamp(), traceID: span.TraceID(), spanID: span.SpanID()}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.seriesFor(attrs, res, now)
-	c.record(s, &sf)
+	s := c.seriesFor(call, span.Attributes(), res, now)
+	c.record(s, call, errType, ex)
+}
+
+// boundErrorType cuts an error.type to itlconv.MaxErrorTypeLength bytes and copies what it keeps,
+// so that a series never holds on to a huge string a client sent.
+func boundErrorType(et string) string {
+	if len(et) <= itlconv.MaxErrorTypeLength {
+		return et
+	}
+	return strings.Clone(truncate(et, itlconv.MaxErrorTypeLength))
 }
 
 // seriesFor returns the series of the span's dimension values, creating it, or the overflow series
 // once the cardinality limit is reached. Called with c.mu held.
-func (c *itlMetrics) seriesFor(attrs, res pcommon.Map, now time.Time) *series {
+func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now time.Time) *series {
 	key := c.keyBuf[:0]
 	for _, d := range c.dims {
-		if v, ok := lookup(d.Name, attrs, res); ok {
+		if v, ok := lookup(d.Name, call, attrs, res); ok {
 			key = appendTruncated(key, v, c.cfg.DimensionValueMaxLength)
 		} else if d.Default != nil {
 			key = appendTruncated(key, *d.Default, c.cfg.DimensionValueMaxLength)
@@ -263,7 +268,7 @@ func (c *itlMetrics) seriesFor(attrs, res pcommon.Map, now time.Time) *series {
 	m := pcommon.NewMap()
 	m.EnsureCapacity(len(c.dims) + 1)
 	for _, d := range c.dims {
-		if v, ok := lookup(d.Name, attrs, res); ok {
+		if v, ok := lookup(d.Name, call, attrs, res); ok {
 			m.PutStr(d.Name, truncate(v, c.cfg.DimensionValueMaxLength))
 		} else if d.Default != nil {
 			m.PutStr(d.Name, truncate(*d.Default, c.cfg.DimensionValueMaxLength))
@@ -277,7 +282,22 @@ func (c *itlMetrics) seriesFor(attrs, res pcommon.Map, now time.Time) *series {
 	return s
 }
 
-func lookup(name string, attrs, res pcommon.Map) (string, bool) {
+// lookup finds a dimension's value: for the operation, provider and model, what the reader
+// normalised from whichever instrumentation wrote the span; else the span's attribute, else its
+// resource's.
+func lookup(name string, call *genaispan.Call, attrs, res pcommon.Map) (string, bool) {
+	var norm string
+	switch name {
+	case string(semconv.GenAIOperationNameKey):
+		norm = call.Operation
+	case string(semconv.GenAIProviderNameKey):
+		norm = call.Provider
+	case string(semconv.GenAIRequestModelKey):
+		norm = call.Model
+	}
+	if norm != "" {
+		return norm, true
+	}
 	if v, ok := attrs.Get(name); ok {
 		return v.AsString(), true
 	}
@@ -318,62 +338,114 @@ func (c *itlMetrics) newHist(h int) hist {
 }
 
 func (c *itlMetrics) newSeries(attrs pcommon.Map, now time.Time) *series {
-	s := &series{attrs: attrs, lastSeen: now, durations: map[string]hist{}, start: c.lastFlus}
+	s := &series{attrs: attrs, lastSeen: now, start: c.lastFlus}
 	if !c.delta {
 		s.start = pcommon.NewTimestampFromTime(now)
 	}
-	for _, h := range []int{hTTFT, hGap, hTPOT, hGapMax} {
-		s.hists[h] = c.newHist(h)
-	}
-	s.tokensIn, s.tokensOut = c.newHist(hTokens), c.newHist(hTokens)
 	return s
 }
 
-// record adds one span's figures to s. Called with c.mu held.
-func (c *itlMetrics) record(s *series, sf *spanFigures) {
+// hist returns the series' histogram h, making it on first use.
+func (c *itlMetrics) hist(s *series, h int) hist {
+	if s.hists[h] == nil {
+		s.hists[h] = c.newHist(h)
+	}
+	return s.hists[h]
+}
+
+// duration returns the duration histogram of side h (hDuration or hServerDuration) and error.type
+// et, making it on first use. A series keeps at most maxErrorTypes error types a side: a client
+// inventing error types must not grow it without bound; the rest are counted as itlconv.OtherValue.
+func (c *itlMetrics) duration(s *series, h int, et string) hist {
+	n := 0
+	for _, d := range s.durations {
+		if d.h != h {
+			continue
+		}
+		if d.et == et {
+			return d.hist
+		}
+		n++
+	}
+	if n >= maxErrorTypes-1 && et != itlconv.OtherValue {
+		return c.duration(s, h, itlconv.OtherValue)
+	}
+	d := errHist{h: h, et: et, hist: c.newHist(h)}
+	s.durations = append(s.durations, d)
+	return d.hist
+}
+
+// observe adds v to histogram h of s, with its exemplar.
+func (c *itlMetrics) observe(hs hist, v float64, ex exemplar) {
+	hs.observe(v)
+	ex.value = v
+	hs.exemplars().offer(ex)
+}
+
+// record adds one model call's figures to s. Called with c.mu held.
+//
+// A SERVER span feeds the server metrics (time to first token, time per output token per gap,
+// request duration) and nothing else: its tokens, stalls and largest gap are the client's to
+// count, and counting them twice for one request would double every sum. Stalls, the largest gap
+// and the gaps exist only for a valid timeline: a mean gap or a time to first chunk says nothing
+// of them.
+func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex exemplar) {
 	s.dirty = true
-	ex := sf.ex
-	if sf.hasDuration {
-		et := sf.errType
-		if _, ok := s.durations[et]; !ok && len(s.durations) >= maxErrorTypes-1 {
-			et = itlconv.OtherValue // a client inventing error types must not grow the series without bound
+	f := &call.Figures
+	withTimeline := call.HasTimeline() && call.Valid
+	if call.Server {
+		if call.HasDuration {
+			c.observe(c.duration(s, hServerDuration, errType), call.Duration, ex)
 		}
-		h, ok := s.durations[et]
-		if !ok {
-			h = c.newHist(hDuration)
-			s.durations[et] = h
+		if f.HasTTFT {
+			c.observe(c.hist(s, hServerTTFT), f.TTFT, ex)
 		}
-		h.observe(sf.duration)
-		ex.value = sf.duration
-		h.exemplars().offer(ex)
-	}
-	if sf.hasInput {
-		s.tokensIn.observe(float64(sf.inputTokens))
-	}
-	if sf.f.HasOutputTokens {
-		s.tokensOut.observe(float64(sf.f.OutputTokens))
-	}
-	if !sf.valid {
+		if withTimeline && f.HasGaps {
+			h := c.hist(s, hServerTPOT)
+			h.observeGapsPerToken(call.Timeline)
+			ex.value = f.MaxGap
+			h.exemplars().offer(ex)
+		}
 		return
 	}
-	f := &sf.f
+	if call.HasDuration {
+		c.observe(c.duration(s, hDuration, errType), call.Duration, ex)
+	}
+	if call.HasInputTokens {
+		if s.tokensIn == nil {
+			s.tokensIn = c.newHist(hTokens)
+		}
+		s.tokensIn.observe(float64(call.InputTokens))
+	}
+	if f.HasOutputTokens {
+		if s.tokensOut == nil {
+			s.tokensOut = c.newHist(hTokens)
+		}
+		s.tokensOut.observe(float64(f.OutputTokens))
+	}
+	switch call.Timing {
+	case itlconv.TimingTimeline:
+		s.generations[timingTimeline]++
+	case itlconv.TimingTTFT:
+		s.generations[timingTTFT]++
+	default:
+		s.generations[timingNone]++
+	}
 	if f.HasTTFT {
-		s.hists[hTTFT].observe(f.TTFT)
-		ex.value = f.TTFT
-		s.hists[hTTFT].exemplars().offer(ex)
+		c.observe(c.hist(s, hTTFT), f.TTFT, ex)
+	}
+	if !withTimeline {
+		return
 	}
 	if f.HasTPOT {
-		s.hists[hTPOT].observe(f.TPOT)
-		ex.value = f.TPOT
-		s.hists[hTPOT].exemplars().offer(ex)
+		c.observe(c.hist(s, hTPOT), f.TPOT, ex)
 	}
 	if f.HasGaps {
-		g := s.hists[hGap]
-		g.observeGaps(sf.tl.Offsets)
+		g := c.hist(s, hGap)
+		g.observeGaps(call.Timeline.Offsets)
 		ex.value = f.MaxGap // the span's worst gap is the one worth linking
 		g.exemplars().offer(ex)
-		s.hists[hGapMax].observe(f.MaxGap)
-		s.hists[hGapMax].exemplars().offer(ex)
+		c.observe(c.hist(s, hGapMax), f.MaxGap, ex)
 	}
 	s.stalls += int64(f.Stalls)
 	s.hasStalls = true
@@ -432,9 +504,14 @@ func (c *itlMetrics) resetSeries(s *series, start pcommon.Timestamp) {
 		}
 	}
 	clear(s.durations)
-	s.tokensIn.reset()
-	s.tokensOut.reset()
+	s.durations = s.durations[:0]
+	for _, h := range []hist{s.tokensIn, s.tokensOut} {
+		if h != nil {
+			h.reset()
+		}
+	}
 	s.stalls, s.hasStalls, s.dirty = 0, false, false
+	s.generations = [numTimings]int64{}
 	s.start = start
 }
 
@@ -450,7 +527,7 @@ func (c *itlMetrics) expire(now time.Time) {
 	}
 }
 
-// build writes every series' points. Called with c.mu held; it exemplars are cleared after.
+// build writes every series' points. Called with c.mu held; the exemplars are cleared after.
 func (c *itlMetrics) build(now pcommon.Timestamp) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
@@ -474,41 +551,45 @@ func (c *itlMetrics) build(now pcommon.Timestamp) pmetric.Metrics {
 		}
 		ms[h] = m
 	}
-	stalls := sm.Metrics().AppendEmpty()
-	stalls.SetName(itlconv.Stalls.Name)
-	stalls.SetUnit(itlconv.Stalls.Unit)
-	stalls.SetDescription(itlconv.Stalls.Description)
-	sum := stalls.SetEmptySum()
-	sum.SetIsMonotonic(true)
-	sum.SetAggregationTemporality(temporality)
+	sum := func(def itlconv.Metric) pmetric.Sum {
+		m := sm.Metrics().AppendEmpty()
+		m.SetName(def.Name)
+		m.SetUnit(def.Unit)
+		m.SetDescription(def.Description)
+		sum := m.SetEmptySum()
+		sum.SetIsMonotonic(true)
+		sum.SetAggregationTemporality(temporality)
+		return sum
+	}
+	stalls, generations := sum(itlconv.Stalls), sum(itlconv.Generations)
 
 	scratch := pcommon.NewMap()
 	for _, s := range c.series {
 		if c.delta && !s.dirty {
 			continue
 		}
-		for _, h := range []int{hTTFT, hGap, hTPOT, hGapMax} {
-			if s.hists[h].count() > 0 {
-				s.hists[h].write(ms[h], s.attrs, s.start, now)
+		for h, hs := range s.hists {
+			if hs != nil && hs.count() > 0 {
+				hs.write(ms[h], s.attrs, s.start, now)
 			}
 		}
-		for et, h := range s.durations {
-			if h.count() == 0 {
+		for _, d := range s.durations {
+			if d.count() == 0 {
 				continue
 			}
 			attrs := s.attrs
-			if et != "" {
+			if d.et != "" {
 				s.attrs.CopyTo(scratch)
-				scratch.PutStr(string(semconv.ErrorTypeKey), et)
+				scratch.PutStr(string(semconv.ErrorTypeKey), d.et)
 				attrs = scratch
 			}
-			h.write(ms[hDuration], attrs, s.start, now)
+			d.write(ms[d.h], attrs, s.start, now)
 		}
 		for _, tt := range []struct {
 			h   hist
 			typ string
 		}{{s.tokensIn, itlconv.TokenTypeInput}, {s.tokensOut, itlconv.TokenTypeOutput}} {
-			if tt.h.count() == 0 {
+			if tt.h == nil || tt.h.count() == 0 {
 				continue
 			}
 			s.attrs.CopyTo(scratch)
@@ -516,11 +597,15 @@ func (c *itlMetrics) build(now pcommon.Timestamp) pmetric.Metrics {
 			tt.h.write(ms[hTokens], scratch, s.start, now)
 		}
 		if s.hasStalls {
-			dp := sum.DataPoints().AppendEmpty()
-			s.attrs.CopyTo(dp.Attributes())
-			dp.SetStartTimestamp(s.start)
-			dp.SetTimestamp(now)
-			dp.SetIntValue(s.stalls)
+			c.sumPoint(stalls, s.attrs, s.start, now, s.stalls)
+		}
+		for t, n := range s.generations {
+			if n == 0 {
+				continue
+			}
+			s.attrs.CopyTo(scratch)
+			scratch.PutStr(itlconv.TimingKey, timings[t])
+			c.sumPoint(generations, scratch, s.start, now, n)
 		}
 		// Exemplars describe the latest interval only.
 		for _, h := range s.hists {
@@ -528,8 +613,8 @@ func (c *itlMetrics) build(now pcommon.Timestamp) pmetric.Metrics {
 				h.exemplars().ex = h.exemplars().ex[:0]
 			}
 		}
-		for _, h := range s.durations {
-			h.exemplars().ex = h.exemplars().ex[:0]
+		for _, d := range s.durations {
+			d.exemplars().ex = d.exemplars().ex[:0]
 		}
 	}
 	// Drop metrics without points, so that backends see no empty metrics.
@@ -545,4 +630,12 @@ func (c *itlMetrics) build(now pcommon.Timestamp) pmetric.Metrics {
 		return false
 	})
 	return md
+}
+
+func (c *itlMetrics) sumPoint(sum pmetric.Sum, attrs pcommon.Map, start, now pcommon.Timestamp, v int64) {
+	dp := sum.DataPoints().AppendEmpty()
+	attrs.CopyTo(dp.Attributes())
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(now)
+	dp.SetIntValue(v)
 }

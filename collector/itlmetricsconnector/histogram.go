@@ -27,6 +27,9 @@ const (
 	hTokens
 	hTPOT
 	hGapMax
+	hServerTTFT
+	hServerTPOT
+	hServerDuration
 	numHists
 )
 
@@ -37,6 +40,10 @@ var metricDefs = [numHists]metricDef{
 	hTokens:   {itlconv.TokenUsage, "token_usage", func(b *BucketsConfig) []float64 { return b.TokenUsage }},
 	hTPOT:     {itlconv.TimePerOutputToken, "time_per_output_token", func(b *BucketsConfig) []float64 { return b.TimePerOutputToken }},
 	hGapMax:   {itlconv.GapMax, "gap_max", func(b *BucketsConfig) []float64 { return b.GapMax }},
+
+	hServerTTFT:     {itlconv.ServerTimeToFirstToken, "server_time_to_first_token", func(b *BucketsConfig) []float64 { return b.ServerTimeToFirstToken }},
+	hServerTPOT:     {itlconv.ServerTimePerOutputToken, "server_time_per_output_token", func(b *BucketsConfig) []float64 { return b.ServerTimePerOutputToken }},
+	hServerDuration: {itlconv.ServerRequestDuration, "server_request_duration", func(b *BucketsConfig) []float64 { return b.ServerRequestDuration }},
 }
 
 // exemplar links an observation to the span it came from.
@@ -87,6 +94,9 @@ type hist interface {
 	// observeGaps observes every gap between consecutive offsets (nanoseconds), in seconds: the
 	// connector's hot loop, kept free of per-gap interface calls.
 	observeGaps(offsets []int64)
+	// observeGapsPerToken observes every gap over the tokens of the chunk that ends it, in seconds:
+	// the server's time per output token.
+	observeGapsPerToken(tl timeline.Timeline)
 	count() uint64
 	reset()
 	// write appends the point to the metric, which already has the right type.
@@ -192,6 +202,21 @@ func (h *explicitHist) observeGaps(offsets []int64) {
 	h.n += uint64(len(offsets) - 1)
 }
 
+func (h *explicitHist) observeGapsPerToken(tl timeline.Timeline) {
+	if tl.Tokens == nil {
+		h.observeGaps(tl.Offsets)
+		return
+	}
+	for i := 1; i < tl.Len(); i++ {
+		h.observe(perToken(tl, i))
+	}
+}
+
+// perToken is gap i-1 of tl (between chunks i-1 and i) over chunk i's tokens.
+func perToken(tl timeline.Timeline, i int) float64 {
+	return timeline.Seconds(tl.Offsets[i]-tl.Offsets[i-1]) / float64(max(tl.TokensAt(i), 1))
+}
+
 func (h *explicitHist) count() uint64         { return h.n }
 func (h *explicitHist) exemplars() *reservoir { return &h.res }
 
@@ -233,6 +258,12 @@ func (e *expoHist) observe(v float64) { e.h.Update(v) }
 func (e *expoHist) observeGaps(offsets []int64) {
 	for i := 1; i < len(offsets); i++ {
 		e.h.Update(timeline.Seconds(offsets[i] - offsets[i-1]))
+	}
+}
+
+func (e *expoHist) observeGapsPerToken(tl timeline.Timeline) {
+	for i := 1; i < tl.Len(); i++ {
+		e.h.Update(perToken(tl, i))
 	}
 }
 

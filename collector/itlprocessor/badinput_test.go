@@ -3,10 +3,14 @@ package itlprocessor
 import (
 	"bytes"
 	"context"
+	"math"
+	"slices"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/otelitl/itl/collector/genaispan"
@@ -81,6 +85,62 @@ var badShapes = []badShape{
 		s.SetEndTimestamp(s.StartTimestamp() - 1)
 		offsetsOf(s).RemoveIf(func(pcommon.Value) bool { return true })
 	}},
+	{"end before start, offsets kept", "compact-long", genaispan.ReasonNegativeDuration, func(s ptrace.Span) {
+		s.SetEndTimestamp(s.StartTimestamp() - 1)
+	}},
+	{"event timeline, end before start", "events-basic", genaispan.ReasonNegativeDuration, func(s ptrace.Span) {
+		s.SetEndTimestamp(s.StartTimestamp() - 1)
+	}},
+	{"start time 0", "compact-long", genaispan.ReasonMissingStart, func(s ptrace.Span) {
+		s.SetStartTimestamp(0)
+	}},
+	{"start time 0, no timeline", "no-chunks", genaispan.ReasonMissingStart, func(s ptrace.Span) {
+		s.SetStartTimestamp(0)
+	}},
+	{"a span of 25 hours", "compact-long", genaispan.ReasonTooLong, func(s ptrace.Span) {
+		s.SetEndTimestamp(s.StartTimestamp() + pcommon.Timestamp(25*time.Hour))
+	}},
+	{"chunk tokens MaxInt64", "multi-token-compact", genaispan.ReasonTooManyTokens, func(s ptrace.Span) {
+		v, _ := s.Attributes().Get(string(itlconv.ChunkTokensKey))
+		v.Slice().At(0).SetInt(math.MaxInt64)
+		v.Slice().At(1).SetInt(math.MaxInt64)
+	}},
+	{"event tokens above the bound", "events-basic", genaispan.ReasonTooManyTokens, func(s ptrace.Span) {
+		s.Events().At(2).Attributes().PutInt(string(itlconv.ChunkTokensKey), itlconv.MaxTokens+1)
+	}},
+	{"ttft +Inf", "truncated", genaispan.ReasonTTFTNotFinite, func(s ptrace.Span) {
+		s.Attributes().PutDouble(string(semconv.GenAIResponseTimeToFirstChunkKey), math.Inf(1))
+	}},
+	{"ttft NaN", "no-chunks", genaispan.ReasonTTFTNotFinite, func(s ptrace.Span) {
+		s.Attributes().PutDouble(itlconv.ClientTimeToFirstChunkKey, math.NaN())
+	}},
+	{"ttft a string", "truncated", genaispan.ReasonTTFTNotNumber, func(s ptrace.Span) {
+		s.Attributes().PutStr(string(semconv.GenAIResponseTimeToFirstChunkKey), "0.5")
+	}},
+	{"ttft negative", "no-chunks", genaispan.ReasonTTFTNegative, func(s ptrace.Span) {
+		s.Attributes().PutDouble(itlconv.VercelMsToFirstChunkKey, -5)
+	}},
+	{"ttft longer than the span", "no-chunks", genaispan.ReasonTTFTTooLong, func(s ptrace.Span) {
+		s.Attributes().PutInt(itlconv.ServerTimeToFirstTokenKey, 3600)
+	}},
+	{"completion start time before the span", "no-chunks", genaispan.ReasonTTFTNegative, func(s ptrace.Span) {
+		s.Attributes().PutStr(itlconv.LangfuseCompletionStartTimeKey, `"1999-01-01T00:00:00Z"`)
+	}},
+	{"completion start time not a time", "no-chunks", genaispan.ReasonTTFTBadTime, func(s ptrace.Span) {
+		s.Attributes().PutStr(itlconv.LangfuseCompletionStartTimeKey, `"soon"`)
+	}},
+	{"output tokens 1e300", "no-chunks", genaispan.ReasonBadUsage, func(s ptrace.Span) {
+		s.Attributes().PutDouble(string(semconv.GenAIUsageOutputTokensKey), 1e300)
+	}},
+	{"output tokens +Inf", "no-chunks", genaispan.ReasonBadUsage, func(s ptrace.Span) {
+		s.Attributes().PutDouble(string(semconv.GenAIUsageOutputTokensKey), math.Inf(1))
+	}},
+	{"input tokens negative", "no-chunks", genaispan.ReasonBadUsage, func(s ptrace.Span) {
+		s.Attributes().PutInt(string(semconv.GenAIUsageInputTokensKey), -1)
+	}},
+	{"usage details not JSON", "no-chunks", genaispan.ReasonBadUsage, func(s ptrace.Span) {
+		s.Attributes().PutStr(itlconv.LangfuseUsageDetailsKey, "{output: 3")
+	}},
 	{"more chunks than max_chunks", "compact-long", genaispan.ReasonTooManyChunks, func(s ptrace.Span) {
 		o := offsetsOf(s)
 		last := o.At(o.Len() - 1).Int()
@@ -100,8 +160,8 @@ func TestBadInput(t *testing.T) {
 			goldenCase(t, shape.base).CopyTo(in)
 			shape.mutate(in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
 			d := genaispan.New(genaispan.Config{})
-			if r := d.Decode(in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)); r.Reason != shape.reason {
-				t.Fatalf("the decoder says %q, want %q", r.Reason, shape.reason)
+			if r := d.Read(in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0), false); !r.ModelCall || !slices.Equal(r.Malformed(), []genaispan.Reason{shape.reason}) {
+				t.Fatalf("the reader says %v (model call %v), want %q", r.Malformed(), r.ModelCall, shape.reason)
 			}
 			before := protoBytes(t, in)
 			span := h.run(t, in)
@@ -119,7 +179,7 @@ func TestBadInput(t *testing.T) {
 			if got := malformedCount(t, h, string(shape.reason)); got != 1 {
 				t.Errorf("counted %d times under %s, want once", got, shape.reason)
 			}
-			logs := h.logs.FilterMessageSnippet("malformed chunk timeline").All()
+			logs := h.logs.FilterMessageSnippet("malformed values").All()
 			if len(logs) != 1 || logs[0].Level != zapcore.DebugLevel || logs[0].ContextMap()["reason"] != string(shape.reason) {
 				t.Errorf("want one debug line with reason %s, got %v", shape.reason, logs)
 			}
@@ -140,8 +200,8 @@ func TestBadInput(t *testing.T) {
 // it, however long its timeline.
 func TestMillionChunkSpan(t *testing.T) {
 	span := ptrace.NewSpan()
-	span.SetStartTimestamp(1)
-	span.SetEndTimestamp(pcommon.Timestamp(2e15))
+	span.SetStartTimestamp(1_800_000_000_000_000_000)
+	span.SetEndTimestamp(1_800_000_000_000_000_000 + pcommon.Timestamp(time.Hour))
 	offs := span.Attributes().PutEmptySlice(string(itlconv.ChunkOffsetsKey))
 	offs.EnsureCapacity(1_000_000)
 	for i := range 1_000_000 {

@@ -39,7 +39,7 @@ func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error)
 		return nil, err
 	}
 	if p.malformed, err = meter.Int64Counter("otelcol_processor_itl_spans_malformed",
-		metric.WithDescription("Spans whose chunk timeline is malformed; they pass through untouched. The reason attribute says which rule the timeline broke."),
+		metric.WithDescription("Model calls whose spans hold a malformed value (a timeline, a time to first chunk, a token count, a start or end); they pass through untouched. The reason attribute says which rule the value broke."),
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
@@ -73,29 +73,42 @@ const (
 )
 
 func (p *itlProcessor) processSpan(ctx context.Context, d *genaispan.Decoder, span ptrace.Span) outcome {
-	r := d.Decode(span)
-	if !r.HasTimeline() {
+	c := d.Read(span, true)
+	if !c.ModelCall {
 		return outcomeUntouched // the fast path: nothing allocated
 	}
-	if !r.Valid {
-		p.malformed.Add(ctx, 1, p.reasons[r.Reason])
-		if r.Reason == genaispan.ReasonTooManyChunks {
+	if bad := c.Malformed(); len(bad) > 0 {
+		for _, why := range bad {
+			p.malformed.Add(ctx, 1, p.reasons[why])
+		}
+		if c.Reason == genaispan.ReasonTooManyChunks {
 			// Not wrong, only too long to read: say so on the span, so that a missing annotation
 			// is explained where it is seen.
-			span.Attributes().PutStr(string(itlconv.TimelineSkippedKey), string(r.Reason))
+			span.Attributes().PutStr(string(itlconv.TimelineSkippedKey), string(c.Reason))
 		}
-		if ce := p.logger.Check(zap.DebugLevel, "malformed chunk timeline; span passed through untouched"); ce != nil {
-			ce.Write(zap.String("reason", string(r.Reason)), zap.Stringer("trace_id", span.TraceID()),
+		if ce := p.logger.Check(zap.DebugLevel, "malformed values on a model call's span; span passed through untouched"); ce != nil {
+			ce.Write(zap.String("reason", genaispan.JoinReasons(bad)), zap.Stringer("trace_id", span.TraceID()),
 				zap.Stringer("span_id", span.SpanID()), zap.String("span_name", span.Name()))
 		}
 		return outcomeMalformed
 	}
+	f := &c.Figures
 	attrs := span.Attributes()
-	f, _ := d.Figures(&r, attrs, true)
+	annotated := false
 	if f.HasTTFT {
-		putDoubleIfAbsent(attrs, string(semconv.GenAIResponseTimeToFirstChunkKey), f.TTFT)
+		if _, ok := attrs.Get(string(semconv.GenAIResponseTimeToFirstChunkKey)); !ok {
+			attrs.PutDouble(string(semconv.GenAIResponseTimeToFirstChunkKey), f.TTFT)
+			attrs.PutStr(string(itlconv.TTFTSourceKey), c.TTFTSource)
+			annotated = true
+		}
 	}
-	if r.Complete {
+	if !c.HasTimeline() {
+		if annotated {
+			return outcomeAnnotated
+		}
+		return outcomeUntouched
+	}
+	if c.Complete {
 		if _, ok := attrs.Get(string(itlconv.ChunkCountKey)); !ok {
 			attrs.PutInt(string(itlconv.ChunkCountKey), int64(f.Chunks))
 		}
@@ -113,21 +126,15 @@ func (p *itlProcessor) processSpan(ctx context.Context, d *genaispan.Decoder, sp
 
 	switch {
 	case p.cfg.DropTimeline:
-		removeTimeline(span, &r)
-	case p.cfg.CompactEvents && r.Source == genaispan.SourceEvents:
-		if r.Complete {
-			compact(span, &r)
+		removeTimeline(span, &c.Result)
+	case p.cfg.CompactEvents && c.Source == genaispan.SourceEvents:
+		if c.Complete {
+			compact(span, &c.Result)
 		} else if ce := p.logger.Check(zap.DebugLevel, "event timeline left as events: it is incomplete, and the compact form could not say so"); ce != nil {
 			ce.Write(zap.Stringer("trace_id", span.TraceID()), zap.Stringer("span_id", span.SpanID()))
 		}
 	}
 	return outcomeAnnotated
-}
-
-func putDoubleIfAbsent(m pcommon.Map, k string, v float64) {
-	if _, ok := m.Get(k); !ok {
-		m.PutDouble(k, v)
-	}
 }
 
 // compact writes the decoded event timeline as the compact attributes and removes its events.

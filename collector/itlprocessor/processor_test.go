@@ -159,7 +159,7 @@ func TestGolden(t *testing.T) {
 			t.Errorf("malformed spans with reason %s: %d, want 1", reason, got)
 		}
 	}
-	if n := h.logs.FilterMessageSnippet("malformed chunk timeline").Len(); n != 2 {
+	if n := h.logs.FilterMessageSnippet("malformed values").Len(); n != 2 {
 		t.Errorf("%d debug lines for malformed spans, want 2", n)
 	}
 }

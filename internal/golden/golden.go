@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -116,4 +117,212 @@ func ReadTraces(path string) (ptrace.Traces, error) {
 		return ptrace.Traces{}, fmt.Errorf("%s: want one span, got %d", path, td.SpanCount())
 	}
 	return td, nil
+}
+
+// ForeignExpected holds the figures of one case of foreign/, spans in the shapes other
+// instrumentations write (see the "Other instrumentations' timing" section of the README).
+type ForeignExpected struct {
+	Description  string    `json:"description"`
+	Model        string    `json:"model"`
+	Provider     string    `json:"provider"`
+	ModelCalls   int       `json:"model_calls"`
+	DurationS    []float64 `json:"duration_s"`
+	TTFTS        []float64 `json:"ttft_s"`
+	OutputTokens *int64    `json:"output_tokens"`
+	Gaps         int       `json:"gaps"`
+	StallSeries  bool      `json:"stall_series"`
+	Malformed    bool      `json:"malformed"`
+	ToleranceS   float64   `json:"tolerance_s"`
+	Source       string    `json:"source"`
+}
+
+// Tolerance is the case's tolerance in seconds: its own where the source is coarser, else 1e-9.
+func (e ForeignExpected) Tolerance() float64 { return max(e.ToleranceS, 1e-9) }
+
+// ForeignCase is one case of foreign/: a whole trace.
+type ForeignCase struct {
+	Name     string
+	Traces   ptrace.Traces
+	Expected ForeignExpected
+}
+
+// LoadForeign reads every case of foreign/. A missing directory fails the test.
+func LoadForeign(t testing.TB) []ForeignCase {
+	t.Helper()
+	dir := filepath.Join(Dir(), "foreign")
+	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatalf("reading the foreign expectations (testdata/golden/foreign): %v", err)
+	}
+	var doc struct {
+		Cases map[string]ForeignExpected `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("foreign/expected.json: %v", err)
+	}
+	var cases []ForeignCase
+	for name, exp := range doc.Cases {
+		td, err := ReadAllTraces(filepath.Join(dir, "cases", name+".otlp.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, ForeignCase{Name: name, Traces: td, Expected: exp})
+	}
+	sort.Slice(cases, func(i, j int) bool { return cases[i].Name < cases[j].Name })
+	if len(cases) == 0 {
+		t.Fatalf("no foreign cases in %s", dir)
+	}
+	return cases
+}
+
+// ReadAllTraces reads one OTLP/JSON file with any number of spans.
+func ReadAllTraces(path string) (ptrace.Traces, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ptrace.Traces{}, err
+	}
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(b)
+	if err != nil {
+		return ptrace.Traces{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if td.SpanCount() == 0 {
+		return ptrace.Traces{}, fmt.Errorf("%s: no spans", path)
+	}
+	return td, nil
+}
+
+// testdata returns the repository's testdata directory.
+func testdata() string { return filepath.Join(RepoDir(), "..") }
+
+// WrittenExpected holds what the reader must find in a fixture written from an instrumentation's
+// source code (testdata/written), for sources whose packages cannot run here.
+type WrittenExpected struct {
+	Source       string    `json:"source_url_or_path"`
+	Versions     string    `json:"version_range"`
+	Model        *string   `json:"model"`
+	ModelCalls   int       `json:"model_calls"`
+	DurationS    []float64 `json:"duration_s"`
+	TTFTS        []float64 `json:"ttft_s"`
+	TTFTSource   *string   `json:"ttft_source"`
+	OutputTokens *int64    `json:"output_tokens"`
+	Gaps         int       `json:"gaps"`
+	StallSeries  bool      `json:"stall_series"`
+	SpanKind     string    `json:"span_kind"`
+}
+
+// WrittenCase is one fixture of testdata/written.
+type WrittenCase struct {
+	Name     string
+	Traces   ptrace.Traces
+	Expected WrittenExpected
+}
+
+// LoadWritten reads every fixture of testdata/written.
+func LoadWritten(t testing.TB) []WrittenCase {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testdata(), "written", "*.expected.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/written: %v", err)
+	}
+	var out []WrittenCase
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".expected.json")
+		var exp WrittenExpected
+		readJSON(t, f, &exp)
+		td, err := ReadAllTraces(filepath.Join(filepath.Dir(f), name+".otlp.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, WrittenCase{Name: name, Traces: td, Expected: exp})
+	}
+	return out
+}
+
+// Truth is what the capture program (tools/capture) measured around the stream its application
+// consumed, on the clock the JavaScript SDK stamps spans with (integer Unix nanoseconds).
+type Truth struct {
+	Scenario        string            `json:"scenario"`
+	Instrumentation string            `json:"instrumentation"`
+	Packages        map[string]string `json:"packages"`
+	Model           string            `json:"model"`
+	Requests        []struct {
+		Start           int64   `json:"start_unix_nano"`
+		FirstChunk      int64   `json:"first_chunk_unix_nano"`
+		Chunks          []int64 `json:"chunk_unix_nano"`
+		End             int64   `json:"end_unix_nano"`
+		FetchStart      int64   `json:"fetch_start_unix_nano"`
+		ResponseHeaders int64   `json:"response_headers_unix_nano"`
+		OutputTokens    int64   `json:"output_tokens"`
+	} `json:"requests"`
+}
+
+// CapturedCase is one fixture of testdata/captured: the spans a real package exported, and the
+// truth.
+type CapturedCase struct {
+	Name   string
+	Traces ptrace.Traces
+	Truth  Truth
+}
+
+// LoadCaptured reads every fixture of testdata/captured.
+func LoadCaptured(t testing.TB) map[string]CapturedCase {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testdata(), "captured", "*.truth.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/captured: %v", err)
+	}
+	out := map[string]CapturedCase{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".truth.json")
+		var truth Truth
+		readJSON(t, f, &truth)
+		td, err := ReadAllTraces(filepath.Join(filepath.Dir(f), name+".otlp.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = CapturedCase{Name: name, Traces: td, Truth: truth}
+	}
+	return out
+}
+
+func readJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// CapturedRead is what otelitl must read from a captured scenario: its model calls, the source of
+// their time to first chunk ("" for none) and which truth instant it measures, and their output
+// tokens in total (-1 for none).
+type CapturedRead struct {
+	Provider     string // gen_ai.provider.name as normalised; "" where the instrumentation names none
+	ModelCalls   int
+	TTFTSource   string
+	TTFTTo       string // "first_chunk", or "headers": the first event of any kind, sent with the headers
+	OutputTokens int64
+	// CannotGive says what the instrumentation does not write, for the support matrix.
+	CannotGive string
+}
+
+// Captured lists what each scenario of testdata/captured must read as; a scenario missing here
+// fails the tests that walk the fixtures.
+var Captured = map[string]CapturedRead{
+	"vercel7-chat":        {"openai", 1, "gen_ai.client.operation.time_to_first_chunk", "first_chunk", 20, "per-gap ITL: time_per_output_chunk is the mean gap"},
+	"vercel7-agent":       {"openai", 2, "gen_ai.client.operation.time_to_first_chunk", "first_chunk", 24, "per-gap ITL (a mean only); invoke_agent repeats its chat spans' usage"},
+	"vercel7-legacy-text": {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call"},
+	"vercel6-text":        {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call"},
+	"vercel6-object":      {"openai", 1, "ai.stream.msToFirstChunk", "first_chunk", 20, "per-gap ITL"},
+	"openllmetry-openai":  {"openai", 1, "", "", -1, "any timing and, for streams, any usage (JS; the Python package writes chunk events)"},
+	"openinference-openai": {"openai", 1, "", "", -1,
+		"any timing (the First Token Stream Event is Python-only) and, for streams, any usage"},
+	"langfuse-openai": {"", 1, "langfuse.observation.completion_start_time", "headers", 20,
+		"a true TTFT: the OpenAI integration stamps the first streamed event of any kind, often a role-only event sent with the headers"},
+	"openlit-openai": {"openai", 1, "", "", 20,
+		"per-gap ITL (time_per_output_token is a mean); its TTFT is written only when above 0 ms and is timed from when iteration starts"},
 }

@@ -66,12 +66,12 @@ func TestOtelitlRoundTrip(t *testing.T) {
 
 				td := sdkptrace.Traces(exp.GetSpans().Snapshots())
 				span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-				got := d.Decode(span)
+				got := d.Read(span, true)
 				if enc == otelitl.EncodingEvents && want.ChunksSeen > 128 {
 					// Forced events past the SDK's limit: the SDK dropped the oldest, the reader
 					// sees an incomplete timeline whose TTFT comes from the attribute and whose
 					// remaining gaps are still true gaps.
-					f, _ := d.Figures(&got, span.Attributes(), false)
+					f := got.Figures
 					if !got.Valid || got.Complete || got.Timeline.Len() != 128 || !f.HasTTFT || !near(f.TTFT, *want.TTFTS) {
 						t.Fatalf("truncated events: valid %v complete %v chunks %d ttft %v", got.Valid, got.Complete, got.Timeline.Len(), f.TTFT)
 					}
@@ -91,7 +91,7 @@ func TestOtelitlRoundTrip(t *testing.T) {
 				if got.Source == genaispan.SourceCompact {
 					tolerance = 1.001e-6
 				}
-				f, _ := d.Figures(&got, span.Attributes(), true)
+				f := got.Figures
 				for _, c := range []struct {
 					name string
 					got  float64

@@ -58,7 +58,7 @@ func checkAgainstEngine(t *testing.T, eng *engine.Engine, exp *tracetest.InMemor
 	}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	d := genaispan.New(genaispan.Config{})
-	r := d.Decode(span)
+	r := d.Read(span, true)
 	sent := eng.Arrivals(1)
 	if !r.Valid || !r.Complete || r.Timeline.Len() != len(sent) || len(sent) < 5 {
 		t.Fatalf("timeline valid %v complete %v with %d chunks; the engine delivered %d", r.Valid, r.Complete, r.Timeline.Len(), len(sent))
@@ -77,7 +77,7 @@ func checkAgainstEngine(t *testing.T, eng *engine.Engine, exp *tracetest.InMemor
 			}
 		}
 	}
-	f, _ := d.Figures(&r, span.Attributes(), true)
+	f := r.Figures
 	engTTFT := sent[0].Sub(start)
 	if !f.HasTTFT || f.TTFT < engTTFT.Seconds()-0.001 || f.TTFT > engTTFT.Seconds()+0.005 {
 		t.Errorf("TTFT %v on the span, %v by the engine's clock", f.TTFT, engTTFT)

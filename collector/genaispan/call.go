@@ -1,0 +1,436 @@
+package genaispan
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
+)
+
+// Call is what a span says about one model call, normalised to the GenAI semantic conventions
+// whichever instrumentation wrote it. It aliases the Decoder's buffers: it is valid until the next
+// call to Read or Decode.
+type Call struct {
+	// Result is the span's timeline.
+	Result
+	// ModelCall says the span stands for one request to a model (see Read). Only model calls have
+	// figures; the other fields are empty for any other span.
+	ModelCall bool
+	// Server says the span is a model server's (SERVER kind): its figures are the server's view.
+	Server bool
+	// Operation, Provider and Model are gen_ai.operation.name, gen_ai.provider.name and
+	// gen_ai.request.model, from the span's own attributes or another instrumentation's names for
+	// them; "" when the span says nothing.
+	Operation, Provider, Model string
+	// Figures are the call's figures: the time to first chunk and the output tokens from whichever
+	// source holds them, the chunk figures from a valid timeline.
+	Figures timeline.Figures
+	// TTFTSource names where Figures.TTFT came from: the timeline's attribute or event name, or the
+	// other instrumentation's attribute or event.
+	TTFTSource string
+	// InputTokens is the provider-reported input token count, when HasInputTokens.
+	InputTokens    int64
+	HasInputTokens bool
+	// Duration is the span's duration in seconds, when HasDuration.
+	Duration    float64
+	HasDuration bool
+	// Timing is itlconv.TimingTimeline, TimingTTFT or TimingNone: what the span holds about the
+	// rhythm of the reply.
+	Timing string
+
+	malformed [4]Reason
+	nbad      int
+}
+
+// Malformed lists the reasons values of the span were rejected: its timeline, its time to first
+// chunk, its usage, its start and end. A model call with none is sound.
+func (c *Call) Malformed() []Reason { return c.malformed[:c.nbad] }
+
+// JoinReasons lists reasons for a log line: "ttft_negative,usage_invalid".
+func JoinReasons(rs []Reason) string {
+	var b strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(string(r))
+	}
+	return b.String()
+}
+
+func (c *Call) reject(why Reason) {
+	if why == ReasonNone || slices.Contains(c.malformed[:c.nbad], why) {
+		return
+	}
+	if c.nbad < len(c.malformed) {
+		c.malformed[c.nbad] = why
+		c.nbad++
+	}
+}
+
+// Read reads span as a model call, following the rules of testdata/golden/README.md ("Other
+// instrumentations' timing"):
+//
+//   - A model call is a span with gen_ai.operation.name other than the configured
+//     excluded_operations (agents, agent steps, tools); a Vercel AI SDK span whose ai.operationId
+//     ends in .doStream or .doGenerate; an OpenInference span of kind LLM; a Langfuse generation;
+//     a span of the legacy conventions (gen_ai.system, OpenLLMetry's llm.request.type) or of vLLM's
+//     request tracing; or a span with a timeline.
+//   - Its time to first chunk comes from the first source present, and only from it: a complete
+//     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
+//     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
+//     gen_ai.server.time_to_first_token (s); Langfuse's completion start time minus the span start;
+//     OpenInference's first-token event minus the span start; on SERVER spans, vLLM's
+//     gen_ai.latency.time_to_first_token (s). A value that is not finite, is negative or exceeds
+//     the span's duration is malformed: no time to first chunk, and no later source is tried.
+//   - A mean gap is never read as a gap: only a valid timeline has gaps and stalls.
+//
+// percentiles turns on the gap percentiles, which need a sort of the gaps.
+func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
+	fs := &d.fields
+	fs.scan(span.Attributes())
+	c := &d.call
+	*c = Call{Result: d.decode(span)}
+	if !d.modelCall(c) {
+		return c
+	}
+	c.ModelCall = true
+	c.Server = span.Kind() == ptrace.SpanKindServer
+	c.Operation = d.operation(c)
+	c.Provider = normalizeProvider(d.provider())
+	c.Model = d.model()
+
+	durationBad := c.durationReason()
+	c.reject(durationBad)
+	if durationBad == ReasonNone {
+		c.Duration, c.HasDuration = timeline.Seconds(c.End-c.Start), true
+	}
+	if !c.Valid {
+		c.reject(c.Reason)
+	}
+
+	in := timeline.Input{Complete: c.Complete, StallThreshold: d.stall, Percentiles: percentiles}
+	if !c.Complete && durationBad == ReasonNone && c.Valid {
+		ttft, src, why := d.ttft(c, span)
+		c.reject(why)
+		if src != "" && why == ReasonNone {
+			in.AttrTTFT, in.HasAttrTTFT, c.TTFTSource = ttft, true, src
+		}
+	}
+	out, ok, why := d.usage(outputSources, "output", "completion_tokens")
+	c.reject(why)
+	in.UsageOutputTokens, in.HasUsage = out, ok
+	c.InputTokens, c.HasInputTokens, why = d.usage(inputSources, "input", "prompt_tokens")
+	c.reject(why)
+
+	if c.Valid {
+		c.Figures, d.scratch = timeline.Compute(c.Timeline, in, d.scratch)
+		if c.Complete && c.Figures.HasTTFT {
+			c.TTFTSource = d.timelineSource(c)
+		}
+	} else if in.HasUsage {
+		// A provider-reported count is not a chunk figure: it stands when the timeline is malformed.
+		c.Figures.OutputTokens, c.Figures.HasOutputTokens = in.UsageOutputTokens, true
+	}
+	switch {
+	case c.Valid && c.Timeline.Len() > 0:
+		c.Timing = itlconv.TimingTimeline
+	case c.Figures.HasTTFT:
+		c.Timing = itlconv.TimingTTFT
+	default:
+		c.Timing = itlconv.TimingNone
+	}
+	return c
+}
+
+// modelCall applies the first rule of Read to the span whose attributes d.fields holds.
+func (d *Decoder) modelCall(c *Call) bool {
+	fs := &d.fields
+	if c.HasTimeline() {
+		return true
+	}
+	if op := fs.str(fOperation); op != "" {
+		return !slices.Contains(d.excluded, op)
+	}
+	if op := fs.str(fVercelOperation); strings.HasSuffix(op, itlconv.VercelStreamSuffix) || strings.HasSuffix(op, itlconv.VercelGenerateSuffix) {
+		return true
+	}
+	return fs.str(fOIKind) == itlconv.OpenInferenceLLMKind ||
+		fs.str(fLangfuseType) == itlconv.LangfuseGenerationType ||
+		fs.present(fSystem) || fs.present(fOpenLLMetryType) ||
+		fs.present(fVLLMTTFT) || fs.present(fVLLMEndToEnd)
+}
+
+// operation is gen_ai.operation.name, else what the other conventions say it is: the model calls
+// of the Vercel AI SDK, OpenInference and Langfuse are chat completions (their text, object and
+// generation calls all go through a chat model), OpenLLMetry's request type names it. vLLM's
+// spans do not say whether they served a chat or a completion: "".
+func (d *Decoder) operation(c *Call) string {
+	fs := &d.fields
+	if op := fs.str(fOperation); op != "" {
+		return op
+	}
+	switch fs.str(fOpenLLMetryType) {
+	case itlconv.OpenLLMetryChatType:
+		return "chat"
+	case "completion":
+		return "text_completion"
+	}
+	if fs.present(fVercelOperation) || fs.present(fOIKind) || fs.present(fLangfuseType) {
+		return "chat"
+	}
+	return ""
+}
+
+func (d *Decoder) provider() string {
+	fs := &d.fields
+	for _, f := range [...]field{fProvider, fSystem, fVercelProvider, fOIProvider, fOISystem} {
+		if s := fs.str(f); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func (d *Decoder) model() string {
+	fs := &d.fields
+	for _, f := range [...]field{fRequestModel, fVercelModel, fOIModel, fLangfuseModel, fResponseModel} {
+		if s := fs.str(f); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// timelineSource names the timeline a time to first chunk was read from.
+func (d *Decoder) timelineSource(c *Call) string {
+	if c.Source == SourceCompact {
+		return string(itlconv.ChunkOffsetsKey)
+	}
+	return c.EventName
+}
+
+// secondsSources are the attributes that hold a time to first chunk as a number, in the order
+// Read tries them, with the factor to seconds.
+var secondsSources = [...]struct {
+	f     field
+	scale float64
+}{
+	{fTTFT, 1},
+	{fClientTTFT, 1},
+	{fVercelMs, 1e-3},
+	{fVercelStreamMs, 1e-3},
+	{fServerTTFT, 1},
+}
+
+// ttft finds the time to first chunk of a span without a complete timeline: its value in seconds,
+// the source's name ("" when none is present), and why the source's value was rejected.
+func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
+	fs := &d.fields
+	limit := timeline.Seconds(c.End - c.Start)
+	for _, s := range secondsSources {
+		if v, ok := fs.get(s.f); ok {
+			secs, why := seconds(v, s.scale, limit)
+			return secs, sourceName(s.f), why
+		}
+	}
+	if v, ok := fs.get(fLangfuseStart); ok {
+		if v.Type() != pcommon.ValueTypeStr {
+			return 0, itlconv.LangfuseCompletionStartTimeKey, ReasonTTFTNotNumber
+		}
+		t, ok := parseTime(v.Str())
+		if !ok {
+			return 0, itlconv.LangfuseCompletionStartTimeKey, ReasonTTFTBadTime
+		}
+		secs, why := sinceStart(t, c.Start, c.End)
+		return secs, itlconv.LangfuseCompletionStartTimeKey, why
+	}
+	if c.firstToken >= 0 {
+		secs, why := sinceStart(int64(span.Events().At(c.firstToken).Timestamp()), c.Start, c.End)
+		return secs, itlconv.OpenInferenceFirstTokenEvent, why
+	}
+	if v, ok := fs.get(fVLLMTTFT); ok && c.Server {
+		secs, why := seconds(v, 1, limit)
+		return secs, itlconv.VLLMTimeToFirstTokenKey, why
+	}
+	return 0, "", ReasonNone
+}
+
+func sourceName(f field) string {
+	switch f {
+	case fTTFT:
+		return string(semconv.GenAIResponseTimeToFirstChunkKey)
+	case fClientTTFT:
+		return itlconv.ClientTimeToFirstChunkKey
+	case fVercelMs:
+		return itlconv.VercelMsToFirstChunkKey
+	case fVercelStreamMs:
+		return itlconv.VercelStreamMsToFirstChunkKey
+	case fServerTTFT:
+		return itlconv.ServerTimeToFirstTokenKey
+	}
+	return ""
+}
+
+// seconds checks a time to first chunk given as a number in units of scale seconds: an int and a
+// double count alike.
+func seconds(v pcommon.Value, scale, limit float64) (float64, Reason) {
+	var x float64
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		x = v.Double()
+	case pcommon.ValueTypeInt:
+		x = float64(v.Int())
+	default:
+		return 0, ReasonTTFTNotNumber
+	}
+	x *= scale
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return 0, ReasonTTFTNotFinite
+	case x < 0:
+		return 0, ReasonTTFTNegative
+	case x > limit:
+		return 0, ReasonTTFTTooLong
+	}
+	return x, ReasonNone
+}
+
+// sinceStart is a first-chunk time (Unix nanoseconds) less the span's start, in seconds.
+func sinceStart(t, start, end int64) (float64, Reason) {
+	switch {
+	case t < start:
+		return 0, ReasonTTFTNegative
+	case t > end:
+		return 0, ReasonTTFTTooLong
+	}
+	return timeline.Seconds(t - start), ReasonNone
+}
+
+// parseTime reads Langfuse's completion start time, an ISO 8601 time that its SDKs JSON-quote:
+// "\"2026-11-30T04:12:28.609Z\"".
+func parseTime(s string) (int64, bool) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		var u string
+		if json.Unmarshal([]byte(s), &u) != nil {
+			return 0, false
+		}
+		s = u
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() < 1970 || t.Year() > 2200 {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
+// Token count sources, in the order Read tries them; the first present decides.
+var (
+	outputSources = [...]field{fOutputTokens, fVercelOutput, fOIOutput, fLangfuseUsage, fUsageCompletion, fVercelCompletion}
+	inputSources  = [...]field{fInputTokens, fVercelInput, fOIInput, fLangfuseUsage, fUsagePrompt, fVercelPrompt}
+)
+
+// usage reads a token count from the first source present; for Langfuse's usage details (a JSON
+// object in a string) from its key, else its OpenAI-style key. A count that is not a whole number
+// from 0 to itlconv.MaxTokens is malformed.
+func (d *Decoder) usage(sources [6]field, key, openaiKey string) (int64, bool, Reason) {
+	fs := &d.fields
+	for _, f := range sources {
+		v, ok := fs.get(f)
+		if !ok {
+			continue
+		}
+		if f == fLangfuseUsage {
+			n, found, why := usageDetail(v, key, openaiKey)
+			if !found {
+				continue // the details hold no count of this kind: try the next source
+			}
+			return n, why == ReasonNone, why
+		}
+		n, why := count(v)
+		return n, why == ReasonNone, why
+	}
+	return 0, false, ReasonNone
+}
+
+// count checks a token count: an int, or a double holding a whole number, from 0 to MaxTokens.
+func count(v pcommon.Value) (int64, Reason) {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		if n := v.Int(); n >= 0 && n <= itlconv.MaxTokens {
+			return n, ReasonNone
+		}
+	case pcommon.ValueTypeDouble:
+		if x := v.Double(); x >= 0 && x <= itlconv.MaxTokens && x == math.Trunc(x) {
+			return int64(x), ReasonNone
+		}
+	}
+	return 0, ReasonBadUsage
+}
+
+// usageDetail reads key, else openaiKey, from Langfuse's usage details; found is false when the
+// object has neither.
+func usageDetail(v pcommon.Value, key, openaiKey string) (n int64, found bool, why Reason) {
+	if v.Type() != pcommon.ValueTypeStr {
+		return 0, true, ReasonBadUsage
+	}
+	var details map[string]json.RawMessage
+	if json.Unmarshal([]byte(v.Str()), &details) != nil {
+		return 0, true, ReasonBadUsage
+	}
+	raw, ok := details[key]
+	if !ok {
+		if raw, ok = details[openaiKey]; !ok {
+			return 0, false, ReasonNone
+		}
+	}
+	var x float64
+	if json.Unmarshal(raw, &x) != nil || x < 0 || x > itlconv.MaxTokens || x != math.Trunc(x) {
+		return 0, true, ReasonBadUsage
+	}
+	return int64(x), true, ReasonNone
+}
+
+// vercelProviders maps the Vercel AI SDK's provider ids (ai.model.provider, and gen_ai.system or
+// gen_ai.provider.name on its spans) to the semantic conventions' gen_ai.provider.name.
+var vercelProviders = map[string]string{
+	"openai": "openai", "anthropic": "anthropic", "google.generative-ai": "gcp.gemini", "google.vertex": "gcp.vertex_ai",
+	"amazon-bedrock": "aws.bedrock", "azure-openai": "azure.ai.openai", "azure": "azure.ai.openai", "mistral": "mistral_ai",
+	"groq": "groq", "xai": "x_ai", "deepseek": "deepseek", "cohere": "cohere", "perplexity": "perplexity",
+}
+
+// openInferenceProviders maps OpenInference's llm.provider and llm.system values that differ from
+// the conventions'.
+var openInferenceProviders = map[string]string{
+	"azure": "azure.ai.openai", "google": "gcp.gen_ai", "aws": "aws.bedrock", "vertexai": "gcp.vertex_ai",
+	"mistralai": "mistral_ai", "xai": "x_ai",
+}
+
+// normalizeProvider maps another instrumentation's provider name to the conventions': the Vercel AI
+// SDK's ids carry the API after a dot ("openai.chat", "anthropic.messages"), OpenInference has its
+// own names. A name the conventions know, or one nobody maps, stays as it is.
+func normalizeProvider(p string) string {
+	if p == "" {
+		return ""
+	}
+	if q, ok := openInferenceProviders[p]; ok {
+		return q
+	}
+	if _, ok := vercelProviders[p]; ok {
+		return vercelProviders[p]
+	}
+	for prefix, q := range vercelProviders {
+		if strings.HasPrefix(p, prefix+".") && !strings.HasPrefix(p, "azure.ai.") && !strings.HasPrefix(p, "aws.") {
+			return q
+		}
+	}
+	return p
+}

@@ -1,0 +1,135 @@
+package genaispan_test
+
+import (
+	"math"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/internal/golden"
+)
+
+// captureSlack is how far a time to first chunk read from a captured span may sit from the
+// capture's truth: the JavaScript SDK starts spans on a whole millisecond of Date.now() and times
+// the rest with performance.now(), a few milliseconds off the truth's clock at most.
+const captureSlack = 0.006
+
+// TestCaptured reads the spans the real npm packages of other instrumentations exported against
+// fakellm (tools/capture), and compares what otelitl reads with what the capture program measured
+// around the stream its application consumed.
+func TestCaptured(t *testing.T) {
+	cases := golden.LoadCaptured(t)
+	for name := range golden.Captured {
+		if _, ok := cases[name]; !ok {
+			t.Errorf("no captured fixture %s", name)
+		}
+	}
+	for name, cc := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, ok := golden.Captured[name]
+			if !ok {
+				t.Fatalf("no expectation for captured scenario %s: add it to golden.Captured", name)
+			}
+			d := genaispan.New(genaispan.Config{})
+			calls, out, ttfts := 0, int64(0), 0
+			pwalk.Spans(cc.Traces, func(_ pcommon.Map, span ptrace.Span) {
+				c := d.Read(span, false)
+				if !c.ModelCall {
+					return
+				}
+				if calls >= len(cc.Truth.Requests) {
+					t.Fatalf("more model calls than requests the application made")
+				}
+				req := cc.Truth.Requests[calls]
+				calls++
+				if c.Model != cc.Truth.Model {
+					t.Errorf("model %q, want %q", c.Model, cc.Truth.Model)
+				}
+				if c.Provider != want.Provider {
+					t.Errorf("provider %q, want %q", c.Provider, want.Provider)
+				}
+				if bad := c.Malformed(); len(bad) > 0 {
+					t.Errorf("malformed: %v", bad)
+				}
+				if c.Figures.HasOutputTokens {
+					out += c.Figures.OutputTokens
+				}
+				if c.HasTimeline() || c.Figures.HasGaps {
+					t.Errorf("a timeline from a source that writes none")
+				}
+				if !c.Figures.HasTTFT {
+					return
+				}
+				ttfts++
+				if c.TTFTSource != want.TTFTSource {
+					t.Errorf("time to first chunk from %q, want %q", c.TTFTSource, want.TTFTSource)
+				}
+				to := req.FirstChunk
+				if want.TTFTTo == "headers" {
+					to = req.ResponseHeaders
+				}
+				truth := float64(to-int64(span.StartTimestamp())) / 1e9
+				if math.Abs(c.Figures.TTFT-truth) > captureSlack {
+					t.Errorf("time to first chunk %.4f s, the capture measured %.4f s from the span's start to the %s", c.Figures.TTFT, truth, want.TTFTTo)
+				}
+			})
+			if calls != want.ModelCalls {
+				t.Errorf("%d model calls, want %d", calls, want.ModelCalls)
+			}
+			if wantTTFTs := map[bool]int{true: calls, false: 0}[want.TTFTSource != ""]; ttfts != wantTTFTs {
+				t.Errorf("%d times to first chunk, want %d", ttfts, wantTTFTs)
+			}
+			if want.OutputTokens < 0 && out != 0 || want.OutputTokens >= 0 && out != want.OutputTokens {
+				t.Errorf("output tokens %d in all, want %d", out, want.OutputTokens)
+			}
+		})
+	}
+}
+
+// TestWritten reads the fixtures written from the source code of instrumentations whose packages
+// cannot run here (testdata/written: Pydantic AI, vLLM, OpenLIT and OpenLLMetry Python, Langfuse
+// Python).
+func TestWritten(t *testing.T) {
+	for _, wc := range golden.LoadWritten(t) {
+		t.Run(wc.Name, func(t *testing.T) {
+			if _, ok := wc.Traces.ResourceSpans().At(0).Resource().Attributes().Get("otelitl.fixture.written_from"); !ok {
+				t.Errorf("a written fixture must say what it was written from (otelitl.fixture.written_from)")
+			}
+			want := wc.Expected
+			got := read(wc.Traces)
+			if got.calls != want.ModelCalls {
+				t.Fatalf("%d model calls, want %d", got.calls, want.ModelCalls)
+			}
+			wantModel := ""
+			if want.Model != nil {
+				wantModel = *want.Model
+			}
+			for _, m := range got.models {
+				if m != wantModel {
+					t.Errorf("model %q, want %q", m, wantModel)
+				}
+			}
+			if !nearAll(got.durations, want.DurationS, 1e-6) {
+				t.Errorf("durations %v, want %v", got.durations, want.DurationS)
+			}
+			if !nearAll(got.ttfts, want.TTFTS, 1e-6) {
+				t.Errorf("time to first chunk %v, want %v", got.ttfts, want.TTFTS)
+			}
+			if want.TTFTSource != nil && (len(got.sources) == 0 || got.sources[0] != *want.TTFTSource) {
+				t.Errorf("time to first chunk from %v, want %q", got.sources, *want.TTFTSource)
+			}
+			if (got.output == nil) != (want.OutputTokens == nil) || got.output != nil && *got.output != *want.OutputTokens {
+				t.Errorf("output tokens %v, want %v", deref(got.output), deref(want.OutputTokens))
+			}
+			if got.gaps != want.Gaps || got.stalls != want.StallSeries {
+				t.Errorf("gaps %d, stall series %v; want %d, %v", got.gaps, got.stalls, want.Gaps, want.StallSeries)
+			}
+			if len(got.malformed) > 0 {
+				t.Errorf("malformed: %v", got.malformed)
+			}
+		})
+	}
+}

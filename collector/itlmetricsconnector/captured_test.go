@@ -1,0 +1,66 @@
+package itlmetricsconnector
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/itlconv"
+)
+
+// TestCaptured replays the spans the real npm packages of other instrumentations exported
+// (tools/capture) through the connector, every scenario under its own model: one duration and one
+// set of tokens per model call however many agent and wrapper spans surround it, a time to first
+// chunk where the instrumentation wrote one, and never a gap, a stall series or a timeline: none of
+// them writes per-chunk data.
+func TestCaptured(t *testing.T) {
+	cases := golden.LoadCaptured(t)
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	for _, cc := range cases {
+		if err := c.ConsumeTraces(context.Background(), cc.Traces); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	md := sink.AllMetrics()[0]
+	dur := histPoints(md, itlconv.Duration.Name)
+	ttft := histPoints(md, itlconv.TimeToFirstChunk.Name)
+	gaps := histPoints(md, itlconv.TimePerOutputChunk.Name)
+	tok := histPoints(md, itlconv.TokenUsage.Name)
+	stalls := sumPoints(md, itlconv.Stalls.Name, "")
+	timing := sumPoints(md, itlconv.Generations.Name, itlconv.TimingKey)
+	for name, cc := range cases {
+		want := golden.Captured[name]
+		m := cc.Truth.Model
+		t.Run(name, func(t *testing.T) {
+			if dp, ok := dur[dpKey{model: m}]; !ok || dp.Count() != uint64(want.ModelCalls) {
+				t.Errorf("%d duration observations, want one per model call: %d", count(dp, ok), want.ModelCalls)
+			}
+			wantTTFT, wantTiming := 0, itlconv.TimingNone
+			if want.TTFTSource != "" {
+				wantTTFT, wantTiming = want.ModelCalls, itlconv.TimingTTFT
+			}
+			if dp, ok := ttft[dpKey{model: m}]; count(dp, ok) != uint64(wantTTFT) {
+				t.Errorf("%d time-to-first-chunk observations, want %d", count(dp, ok), wantTTFT)
+			}
+			dp, ok := tok[dpKey{m, "gen_ai.token.type", "output"}]
+			if want.OutputTokens < 0 && ok || want.OutputTokens >= 0 && (!ok || int64(dp.Sum()) != want.OutputTokens) {
+				t.Errorf("output tokens %v (present %v), want %d: counted once per model call", dp.Sum(), ok, want.OutputTokens)
+			}
+			if dp, ok := gaps[dpKey{model: m}]; ok {
+				t.Errorf("%d gap observations from a source that holds no gaps", dp.Count())
+			}
+			if _, ok := stalls[dpKey{model: m}]; ok {
+				t.Errorf("a stall series from a source that cannot see stalls")
+			}
+			if n := timing[dpKey{m, itlconv.TimingKey, wantTiming}]; n != int64(want.ModelCalls) {
+				t.Errorf("%d generations with timing %s, want %d", n, wantTiming, want.ModelCalls)
+			}
+		})
+	}
+}

@@ -1,0 +1,116 @@
+package itlconv
+
+// Names other instrumentations write, which the otelitl collector components read and normalise to
+// the GenAI semantic conventions. Each group says which instrumentation writes it, in which
+// versions, and the source file it was learned from (see docs/sources.md and
+// tools/capture/README.md in the repository for the details, and testdata/captured and
+// testdata/written for spans of each).
+
+// Semantic-convention names used as span attributes although the conventions define them as
+// metrics (Vercel AI SDK 7's @ai-sdk/otel OpenTelemetry integration, src/open-telemetry.ts
+// getGenAIClientPerformanceAttributes; Pydantic AI >= 2.6.0, pydantic_ai/_instrumentation.py
+// open_model_request_span; OpenLIT writes the server ones on CLIENT spans,
+// sdk/python/src/openlit/__helpers.py common_span_attributes, py-1.33.9 and later, and its JS SDK).
+const (
+	// ClientTimeToFirstChunkKey holds a time to first chunk in seconds.
+	ClientTimeToFirstChunkKey = "gen_ai.client.operation.time_to_first_chunk"
+	// ClientTimePerOutputChunkKey holds the MEAN gap between chunks in seconds: not a gap.
+	ClientTimePerOutputChunkKey = "gen_ai.client.operation.time_per_output_chunk"
+	// ServerTimeToFirstTokenKey holds a time to first token in seconds. OpenLIT measures it from
+	// when the stream object was returned (after the response headers), not from the span start.
+	ServerTimeToFirstTokenKey = "gen_ai.server.time_to_first_token"
+	// ServerTimePerOutputTokenKey holds OpenLIT's MEAN gap between chunks in seconds: not a gap.
+	ServerTimePerOutputTokenKey = "gen_ai.server.time_per_output_token"
+)
+
+// Deprecated semantic-convention names still written: gen_ai.system (replaced by
+// gen_ai.provider.name in v1.37.0; OpenLLMetry <= 0.54, OpenLIT < py-1.36.9, the Vercel AI SDK's
+// legacy telemetry, Pydantic AI beside the new name), and the usage names before
+// gen_ai.usage.input_tokens/output_tokens (vLLM; OpenLLMetry <= 0.47).
+const (
+	SystemKey           = "gen_ai.system"
+	UsagePromptKey      = "gen_ai.usage.prompt_tokens"
+	UsageCompletionKey  = "gen_ai.usage.completion_tokens"
+	OpenLLMetryTypeKey  = "llm.request.type" // OpenLLMetry <= 0.54: "chat" or "completion"
+	OpenLLMetryChatType = "chat"
+)
+
+// The Vercel AI SDK's own telemetry: ai@3.3.11 to 6.x (packages/ai/src/generate-text/
+// stream-text.ts and generate-object/stream-object.ts), and ai@7 with @ai-sdk/otel's
+// LegacyOpenTelemetry integration (packages/otel/src/legacy-open-telemetry.ts). The model call is
+// the span whose ai.operationId ends in ".doStream" or ".doGenerate"; its parent ("ai.streamText")
+// wraps it and repeats its usage.
+const (
+	VercelOperationIDKey = "ai.operationId"
+	// VercelStreamSuffix and VercelGenerateSuffix end the ai.operationId of a model call.
+	VercelStreamSuffix   = ".doStream"
+	VercelGenerateSuffix = ".doGenerate"
+	// VercelMsToFirstChunkKey (streamText) and VercelStreamMsToFirstChunkKey (streamObject) hold a
+	// time to first chunk in MILLISECONDS. The ai.stream.firstChunk event beside them is stamped at
+	// the step's end by the ai@7 legacy integration: its time means nothing there, so it is never read.
+	VercelMsToFirstChunkKey       = "ai.response.msToFirstChunk"
+	VercelStreamMsToFirstChunkKey = "ai.stream.msToFirstChunk"
+	// VercelMsToFinishKey holds the time to the finish chunk in milliseconds.
+	VercelMsToFinishKey = "ai.response.msToFinish"
+	// VercelAvgOutputTokensPerSecondKey is a RATE over the whole call, first chunk included: not a gap.
+	VercelAvgOutputTokensPerSecondKey = "ai.response.avgOutputTokensPerSecond"
+	VercelModelIDKey                  = "ai.model.id"
+	// VercelModelProviderKey is the AI SDK's provider id, such as "openai.chat" or
+	// "anthropic.messages"; the same value appears as gen_ai.system or gen_ai.provider.name.
+	VercelModelProviderKey    = "ai.model.provider"
+	VercelOutputTokensKey     = "ai.usage.outputTokens"     // ai@5 and later
+	VercelInputTokensKey      = "ai.usage.inputTokens"      // ai@5 and later
+	VercelCompletionTokensKey = "ai.usage.completionTokens" // ai@3, ai@4
+	VercelPromptTokensKey     = "ai.usage.promptTokens"     // ai@3, ai@4
+	// VercelFirstChunkEventName is never read (see VercelMsToFirstChunkKey).
+	VercelFirstChunkEventName = "ai.stream.firstChunk"
+	VercelAgentStepOperation  = "agent_step" // @ai-sdk/otel's step spans between invoke_agent and chat
+)
+
+// OpenInference (Arize-ai/openinference, spec/semantic_conventions.md). The model call is the span
+// with openinference.span.kind = LLM. Its Python OpenAI, MistralAI and LlamaIndex instrumentations
+// add a "First Token Stream Event" event at the first chunk (python/instrumentation/
+// openinference-instrumentation-openai/src/openinference/instrumentation/openai/_stream.py); the
+// JavaScript ones do not.
+const (
+	OpenInferenceSpanKindKey     = "openinference.span.kind"
+	OpenInferenceLLMKind         = "LLM"
+	OpenInferenceModelKey        = "llm.model_name"
+	OpenInferenceProviderKey     = "llm.provider" // the hosting provider: openai, azure, google, aws, ...
+	OpenInferenceSystemKey       = "llm.system"   // the AI product: openai, anthropic, vertexai, ...
+	OpenInferenceOutputTokensKey = "llm.token_count.completion"
+	OpenInferenceInputTokensKey  = "llm.token_count.prompt"
+	OpenInferenceFirstTokenEvent = "First Token Stream Event"
+)
+
+// Langfuse's OpenTelemetry-based SDKs: JS v4 and v5 (packages/core/src/constants.ts,
+// packages/tracing/src/attributes.ts), Python v3 and v4 (langfuse/_client/attributes.py). The
+// model call is the observation of type "generation". The completion start time is an absolute
+// ISO 8601 time, JSON-quoted ("\"2026-11-30T04:12:28.609Z\""), millisecond precision in JS and
+// microsecond in Python; the JS OpenAI integration takes it at the first streamed event of any
+// kind, which may come with the response headers, before the first token.
+const (
+	LangfuseTypeKey                = "langfuse.observation.type"
+	LangfuseGenerationType         = "generation"
+	LangfuseModelKey               = "langfuse.observation.model.name"
+	LangfuseCompletionStartTimeKey = "langfuse.observation.completion_start_time"
+	// LangfuseUsageDetailsKey is a JSON object as a string: {"input":..,"output":..} (JS, and
+	// Python's LangChain handler) or OpenAI's usage passed through (Python's OpenAI integration:
+	// "prompt_tokens", "completion_tokens").
+	LangfuseUsageDetailsKey = "langfuse.observation.usage_details"
+)
+
+// vLLM's request tracing (--otlp-traces-endpoint): one SERVER span "llm_request" per finished
+// request (V1 engine: vllm/v1/engine/output_processor.py OutputProcessor.do_tracing; V0:
+// vllm/engine/llm_engine.py create_trace_span), with latencies in seconds and no
+// gen_ai.operation.name. V1 writes no model name; V0 writes only gen_ai.response.model.
+const (
+	VLLMTimeToFirstTokenKey = "gen_ai.latency.time_to_first_token"
+	VLLMEndToEndKey         = "gen_ai.latency.e2e"
+	VLLMTimeInQueueKey      = "gen_ai.latency.time_in_queue"
+)
+
+// DefaultExcludedOperations are the gen_ai.operation.name values of spans that are not model calls:
+// agents, their steps and the tools they run. They wrap model calls and often repeat their token
+// usage, so they add no duration, no tokens and no time to first chunk.
+var DefaultExcludedOperations = []string{"invoke_agent", "invoke_workflow", "create_agent", VercelAgentStepOperation, "execute_tool"}
