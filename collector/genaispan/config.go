@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/otelitl/itl/collector/internal/confcheck"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -30,6 +31,14 @@ type Config struct {
 	_ struct{}
 }
 
+// Bounds of the settings. Outside them a value is a typo, or costs more than any reply justifies.
+const (
+	MinStallThreshold = time.Millisecond
+	MaxStallThreshold = time.Hour
+	MaxMaxChunks      = 1 << 22 // 16 times the default: 32 MiB of offsets for one span
+	MaxOperations     = 64
+)
+
 // DefaultConfig returns the default settings.
 func DefaultConfig() Config {
 	return Config{
@@ -47,12 +56,11 @@ func DefaultConfig() Config {
 // of the configuration keys.
 func (c *Config) Check() error {
 	var errs []error
-	if c.StallThreshold <= 0 {
-		errs = append(errs, fmt.Errorf("stall_threshold: %v must be above 0; the default is %v", c.StallThreshold, itlconv.DefaultStallThreshold))
-	}
+	errs = append(errs, confcheck.Between("stall_threshold", c.StallThreshold, MinStallThreshold, MaxStallThreshold, itlconv.DefaultStallThreshold))
 	errs = append(errs, validateEventNames("chunk_event_names", c.ChunkEventNames))
-	if c.MaxChunks <= 0 {
-		errs = append(errs, fmt.Errorf("max_chunks: %d must be above 0; the default is %d", c.MaxChunks, itlconv.DefaultMaxChunks))
+	errs = append(errs, confcheck.Between("max_chunks", c.MaxChunks, 1, MaxMaxChunks, itlconv.DefaultMaxChunks))
+	if len(c.ExcludedOperations) > MaxOperations {
+		errs = append(errs, fmt.Errorf("excluded_operations: %d names, more than %d; list the operations that are not model calls", len(c.ExcludedOperations), MaxOperations))
 	}
 	for i, op := range c.ExcludedOperations {
 		if op == "" {

@@ -9,7 +9,10 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/lightstep/go-expohisto/structure"
+
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/confcheck"
 )
 
 // Dimension is a metric attribute read from each span's attributes, then its resource's. A span
@@ -60,7 +63,7 @@ type BucketsConfig struct {
 
 // ExponentialConfig turns on exponential histograms with at most MaxSize buckets each.
 type ExponentialConfig struct {
-	MaxSize int32 `mapstructure:"max_size"`
+	MaxSize int `mapstructure:"max_size"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -110,8 +113,9 @@ type Config struct {
 }
 
 var (
-	_ component.Config  = (*Config)(nil)
-	_ confmap.Validator = (*Config)(nil)
+	_ component.Config    = (*Config)(nil)
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
 )
 
 const (
@@ -125,6 +129,31 @@ const (
 // isDelta reports whether the temporality names delta, in either spelling.
 func (c *Config) isDelta() bool {
 	return c.AggregationTemporality == delta || c.AggregationTemporality == deltaContrib
+}
+
+// Bounds of the settings: outside them a value is a typo, or costs more memory, CPU or label size
+// than any use justifies.
+const (
+	maxDimensions       = 32
+	minValueMaxLength   = 16
+	maxValueMaxLength   = 4096
+	maxBoundaries       = 256
+	minFlushInterval    = 100 * time.Millisecond
+	maxFlushInterval    = time.Hour
+	maxExpiration       = 24 * time.Hour
+	maxCardinalityLimit = 1_000_000
+	maxExemplars        = 100
+)
+
+// durationKeys are the settings that are durations: each must be written with its unit.
+var durationKeys = []string{"metrics_flush_interval", "metrics_expiration", "stall_threshold"}
+
+// Unmarshal decodes the configuration, refusing a duration written without its unit.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.Units(conf, durationKeys...); err != nil {
+		return err
+	}
+	return conf.Unmarshal(c)
 }
 
 // Validate checks the configuration and says how to fix what is wrong.
@@ -144,18 +173,19 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("exclude_dimensions[%d]: %q is not a dimension; the dimensions are %s", i, n, strings.Join(c.dimensionNames(), ", ")))
 		}
 	}
-	if c.DimensionValueMaxLength <= 0 {
-		errs = append(errs, fmt.Errorf("dimension_value_max_length: %d must be above 0; the default is %d", c.DimensionValueMaxLength, defaultValueMaxLength))
+	if len(c.Dimensions) > maxDimensions {
+		errs = append(errs, fmt.Errorf("dimensions: %d, more than %d: every one multiplies the series", len(c.Dimensions), maxDimensions))
 	}
-	if c.Histogram.Exponential.MaxSize < 0 {
-		errs = append(errs, fmt.Errorf("histogram.exponential.max_size: %d must not be negative; try 160", c.Histogram.Exponential.MaxSize))
+	errs = append(errs, confcheck.Between("dimension_value_max_length", c.DimensionValueMaxLength, minValueMaxLength, maxValueMaxLength, defaultValueMaxLength))
+	if m := c.Histogram.Exponential.MaxSize; m != 0 {
+		errs = append(errs, confcheck.Between("histogram.exponential.max_size", m, int(structure.MinSize), int(structure.MaximumMaxSize), int(structure.DefaultMaxSize)))
 	}
 	if c.Histogram.Exponential.MaxSize > 0 && c.Histogram.Explicit.Buckets.any() {
 		errs = append(errs, errors.New("histogram: set either explicit.buckets or exponential.max_size, not both"))
 	}
 	for _, m := range metricDefs {
 		if b := m.buckets(&c.Histogram.Explicit.Buckets); b != nil {
-			if err := validBuckets(b); err != nil {
+			if err := confcheck.Boundaries(b, maxBoundaries); err != nil {
 				errs = append(errs, fmt.Errorf("histogram.explicit.buckets.%s: %w", m.key, err))
 			}
 		}
@@ -165,17 +195,15 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("aggregation_temporality: %q is not known; use cumulative or delta (or %s / %s)", c.AggregationTemporality, cumulativeContrib, deltaContrib))
 	}
-	if c.MetricsFlushInterval <= 0 {
-		errs = append(errs, fmt.Errorf("metrics_flush_interval: %v must be above 0; the default is 15s", c.MetricsFlushInterval))
+	errs = append(errs, confcheck.Between("metrics_flush_interval", c.MetricsFlushInterval, minFlushInterval, maxFlushInterval, defaultFlushInterval))
+	if c.MetricsExpiration != 0 {
+		if err := confcheck.Between("metrics_expiration", c.MetricsExpiration, 0, maxExpiration, defaultExpiration); err != nil {
+			errs = append(errs, fmt.Errorf("%w, or 0 to keep series forever", err))
+		}
 	}
-	if c.MetricsExpiration < 0 {
-		errs = append(errs, fmt.Errorf("metrics_expiration: %v must not be negative; use 0 to keep series forever", c.MetricsExpiration))
-	}
-	if c.AggregationCardinalityLimit <= 0 {
-		errs = append(errs, fmt.Errorf("aggregation_cardinality_limit: %d must be above 0: it bounds the connector's memory; the default is %d", c.AggregationCardinalityLimit, defaultCardinalityLimit))
-	}
-	if c.Exemplars.Enabled && c.Exemplars.MaxPerDataPoint <= 0 {
-		errs = append(errs, fmt.Errorf("exemplars.max_per_data_point: %d must be above 0 when exemplars are enabled; the default is %d", c.Exemplars.MaxPerDataPoint, defaultExemplars))
+	errs = append(errs, confcheck.Between("aggregation_cardinality_limit", c.AggregationCardinalityLimit, 1, maxCardinalityLimit, defaultCardinalityLimit))
+	if c.Exemplars.Enabled {
+		errs = append(errs, confcheck.Between("exemplars.max_per_data_point", c.Exemplars.MaxPerDataPoint, 1, maxExemplars, defaultExemplars))
 	}
 	errs = append(errs, c.Config.Check())
 	return errors.Join(errs...)
@@ -196,16 +224,4 @@ func (b *BucketsConfig) any() bool {
 		}
 	}
 	return false
-}
-
-func validBuckets(b []float64) error {
-	if len(b) == 0 {
-		return errors.New("needs at least one boundary")
-	}
-	for i := 1; i < len(b); i++ {
-		if b[i] <= b[i-1] {
-			return fmt.Errorf("boundaries must increase strictly; %v follows %v", b[i], b[i-1])
-		}
-	}
-	return nil
 }

@@ -27,9 +27,10 @@ func TestLoadConfig(t *testing.T) {
 	}
 	unknown := "unknown"
 	tests := []struct {
-		id      component.ID
-		want    *Config
-		wantErr string
+		id               component.ID
+		want             *Config
+		wantErr          string
+		wantUnmarshalErr string
 	}{
 		{id: component.NewID(Type), want: def(func(*Config) {})},
 		{id: component.NewIDWithName(Type, "custom"), want: def(func(c *Config) {
@@ -50,8 +51,21 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bad_buckets"), wantErr: "histogram.explicit.buckets.time_to_first_chunk: boundaries must increase strictly; 0.5 follows 1"},
 		{id: component.NewIDWithName(Type, "bad_exclude"), wantErr: `exclude_dimensions[0]: "gen_ai.system" is not a dimension; the dimensions are service.name, gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, server.address`},
 		{id: component.NewIDWithName(Type, "both_histograms"), wantErr: "histogram: set either explicit.buckets or exponential.max_size, not both"},
-		{id: component.NewIDWithName(Type, "no_limit"), wantErr: "aggregation_cardinality_limit: 0 must be above 0: it bounds the connector's memory; the default is 10000"},
-		{id: component.NewIDWithName(Type, "bad_stall"), wantErr: "stall_threshold: -1s must be above 0; the default is 250ms"},
+		{id: component.NewIDWithName(Type, "no_limit"), wantErr: "aggregation_cardinality_limit: 0 is outside [1, 1000000]; the default is 10000"},
+		{id: component.NewIDWithName(Type, "limit_huge"), wantErr: "aggregation_cardinality_limit: 100000000 is outside [1, 1000000]; the default is 10000"},
+		{id: component.NewIDWithName(Type, "bad_stall"), wantErr: "stall_threshold: -1s is outside [1ms, 1h0m0s]; the default is 250ms"},
+		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
+		{id: component.NewIDWithName(Type, "unitless_flush"), wantUnmarshalErr: "metrics_flush_interval: 15 has no unit, and would be read as nanoseconds; write it with one, such as 15s or 15ms"},
+		{id: component.NewIDWithName(Type, "flush_1ns"), wantErr: "metrics_flush_interval: 1ns is outside [100ms, 1h0m0s]; the default is 15s"},
+		{id: component.NewIDWithName(Type, "negative_expiration"), wantErr: "metrics_expiration: -1s is outside [0s, 24h0m0s]; the default is 5m0s, or 0 to keep series forever"},
+		{id: component.NewIDWithName(Type, "nan_boundary"), wantErr: "histogram.explicit.buckets.time_per_output_chunk: boundary 1 is NaN; boundaries must be finite numbers"},
+		{id: component.NewIDWithName(Type, "inf_boundary"), wantErr: "histogram.explicit.buckets.duration: boundary 1 is +Inf; boundaries must be finite numbers"},
+		{id: component.NewIDWithName(Type, "expo_1"), wantErr: "histogram.exponential.max_size: 1 is outside [2, 16384]; the default is 160"},
+		{id: component.NewIDWithName(Type, "expo_2e9"), wantErr: "histogram.exponential.max_size: 2000000000 is outside [2, 16384]; the default is 160"},
+		{id: component.NewIDWithName(Type, "expo_huge"), wantErr: "histogram.exponential.max_size: 9999999999 is outside [2, 16384]; the default is 160"},
+		{id: component.NewIDWithName(Type, "exemplars_100000"), wantErr: "exemplars.max_per_data_point: 100000 is outside [1, 100]; the default is 5"},
+		{id: component.NewIDWithName(Type, "value_length_0"), wantErr: "dimension_value_max_length: 0 is outside [16, 4096]; the default is 256"},
+		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool]"},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -60,6 +74,12 @@ func TestLoadConfig(t *testing.T) {
 			sub, err := cm.Sub(tt.id.String())
 			require.NoError(t, err)
 			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			if tt.wantUnmarshalErr != "" {
+				err := sub.Unmarshal(cfg)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantUnmarshalErr)
+				return
+			}
 			require.NoError(t, sub.Unmarshal(cfg))
 			err = confmap.Validate(cfg)
 			if tt.wantErr != "" {

@@ -328,7 +328,7 @@ func truncate(v string, max int) string {
 
 func (c *itlMetrics) newHist(h int) hist {
 	ex := 0
-	if c.cfg.Exemplars.Enabled {
+	if c.cfg.Exemplars.Enabled && h != hTokens { // token counts link to no generation worth opening
 		ex = c.cfg.Exemplars.MaxPerDataPoint
 	}
 	if c.cfg.Histogram.Exponential.MaxSize > 0 {

@@ -474,7 +474,7 @@ func TestLifecycleAndShutdownFlush(t *testing.T) {
 
 func TestFlushLoopRuns(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, func(cfg *Config) { cfg.MetricsFlushInterval = 20 * time.Millisecond }, sink)
+	c := newTestConnector(t, func(cfg *Config) { cfg.MetricsFlushInterval = minFlushInterval }, sink)
 	td := ptrace.NewTraces()
 	genSpan(td, "m", 1, 100, 10)
 	_ = c.ConsumeTraces(context.Background(), td)

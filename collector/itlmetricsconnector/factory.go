@@ -32,6 +32,8 @@ const (
 	defaultCardinalityLimit = 10000
 	defaultValueMaxLength   = 256
 	defaultExemplars        = 5
+	defaultFlushInterval    = 15 * time.Second
+	defaultExpiration       = 5 * time.Minute
 )
 
 // DefaultDimensions are the metric attributes by default.
@@ -55,8 +57,8 @@ func createDefaultConfig() component.Config {
 		Dimensions:                  dims,
 		DimensionValueMaxLength:     defaultValueMaxLength,
 		AggregationTemporality:      cumulative,
-		MetricsFlushInterval:        15 * time.Second,
-		MetricsExpiration:           5 * time.Minute,
+		MetricsFlushInterval:        defaultFlushInterval,
+		MetricsExpiration:           defaultExpiration,
 		AggregationCardinalityLimit: defaultCardinalityLimit,
 		Exemplars:                   ExemplarsConfig{Enabled: true, MaxPerDataPoint: defaultExemplars},
 		Config:                      genaispan.DefaultConfig(),

@@ -247,9 +247,9 @@ type expoHist struct {
 	res reservoir
 }
 
-func newExpo(maxSize int32, exemplars int) *expoHist {
+func newExpo(maxSize int, exemplars int) *expoHist {
 	e := &expoHist{res: reservoir{ex: make([]exemplar, 0, exemplars)}}
-	e.h.Init(structure.NewConfig(structure.WithMaxSize(maxSize)))
+	e.h.Init(structure.NewConfig(structure.WithMaxSize(int32(maxSize))))
 	return e
 }
 

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/confcheck"
 )
 
 // Config configures the itl processor.
@@ -27,8 +28,17 @@ type Config struct {
 
 var (
 	_ component.Config  = (*Config)(nil)
-	_ confmap.Validator = (*Config)(nil)
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
 )
+
+// Unmarshal decodes the configuration, refusing a duration written without its unit.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.Units(conf, "stall_threshold"); err != nil {
+		return err
+	}
+	return conf.Unmarshal(c)
+}
 
 // Validate checks the configuration and says how to fix what is wrong.
 func (c *Config) Validate() error {

@@ -28,17 +28,20 @@ func TestLoadConfig(t *testing.T) {
 	custom.ChunkEventNames = []string{itlconv.ChunkEventName, "my.chunk"}
 	custom.MaxChunks = 50000
 	tests := []struct {
-		id      component.ID
-		want    *Config
-		wantErr string
+		id               component.ID
+		want             *Config
+		wantErr          string
+		wantUnmarshalErr string
 	}{
 		{id: component.NewID(Type), want: &Config{Config: genaispan.DefaultConfig()}},
 		{id: component.NewIDWithName(Type, "custom"), want: &Config{Config: custom, CompactEvents: true}},
 		{id: component.NewIDWithName(Type, "drop"), want: &Config{Config: genaispan.DefaultConfig(), DropTimeline: true}},
-		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s must be above 0; the default is 250ms"},
+		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s is outside [1ms, 1h0m0s]; the default is 250ms"},
+		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
+		{id: component.NewIDWithName(Type, "huge_max_chunks"), wantErr: "max_chunks: 100000000 is outside [1, 4194304]; the default is 262144"},
 		{id: component.NewIDWithName(Type, "bad_names"), wantErr: `chunk_event_names[1]: "otelitl.chunk" is listed twice; list each name once, highest priority first`},
 		{id: component.NewIDWithName(Type, "no_names"), wantErr: "chunk_event_names: must list at least one event name, such as otelitl.chunk"},
-		{id: component.NewIDWithName(Type, "bad_max_chunks"), wantErr: "max_chunks: -1 must be above 0; the default is 262144"},
+		{id: component.NewIDWithName(Type, "bad_max_chunks"), wantErr: "max_chunks: -1 is outside [1, 4194304]; the default is 262144"},
 		{id: component.NewIDWithName(Type, "both"), wantErr: "compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"},
 	}
 	seen := map[string]bool{}
@@ -48,6 +51,12 @@ func TestLoadConfig(t *testing.T) {
 			sub, err := cm.Sub(tt.id.String())
 			require.NoError(t, err)
 			cfg := NewFactory().CreateDefaultConfig().(*Config)
+			if tt.wantUnmarshalErr != "" {
+				err := sub.Unmarshal(cfg)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantUnmarshalErr)
+				return
+			}
 			require.NoError(t, sub.Unmarshal(cfg))
 			err = confmap.Validate(cfg)
 			if tt.wantErr != "" {
