@@ -27,7 +27,7 @@ type Config struct {
 }
 
 var (
-	_ component.Config  = (*Config)(nil)
+	_ component.Config    = (*Config)(nil)
 	_ confmap.Validator   = (*Config)(nil)
 	_ confmap.Unmarshaler = (*Config)(nil)
 )
