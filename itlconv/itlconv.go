@@ -1,7 +1,6 @@
 package itlconv
 
 import (
-	"math"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -128,11 +127,7 @@ var (
 // Micros converts a nanosecond offset to the microseconds of [ChunkOffsetsKey], truncating.
 func Micros(ns int64) int64 { return ns / 1000 }
 
-// FromMicros converts a microsecond offset of [ChunkOffsetsKey] to nanoseconds, and false when it is
-// so large that nanoseconds would overflow.
-func FromMicros(us int64) (int64, bool) {
-	if us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
-		return 0, false
-	}
-	return us * 1000, true
-}
+// Nanos converts a microsecond offset of [ChunkOffsetsKey] to nanoseconds. A reader bounds us
+// first (an offset past the span's end is invalid anyway): the product of an unbounded us can
+// overflow.
+func Nanos(us int64) int64 { return us * 1000 }

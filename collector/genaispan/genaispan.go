@@ -78,7 +78,7 @@ type Decoder struct {
 	offsets []int64
 	tokens  []int64
 	pairs   []pair
-	scratch []float64 // for timeline.Compute's sorted gaps
+	scratch []int64 // for timeline.Compute's gaps
 	call    Call
 }
 
@@ -238,30 +238,31 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		}
 	}
 	d.offsets = slices.Grow(d.offsets[:0], n)[:n]
-	span := r.End - r.Start
+	// The span lasts at most itlconv.MaxDuration (checked before): an offset within it converts to
+	// nanoseconds without overflow.
+	limit := itlconv.Micros(r.End - r.Start)
 	var prev int64
 	for i := range n {
 		e := offs.At(i)
-		if e.Type() != pcommon.ValueTypeInt {
+		us := e.Int() // 0 for a value that is not an int: only then is its type worth a look
+		if us == 0 && e.Type() != pcommon.ValueTypeInt {
 			d.invalid(r, ReasonNotInteger)
 			return
 		}
-		us := e.Int()
-		switch {
-		case us < 0:
-			d.invalid(r, ReasonNegativeOffset)
-			return
-		case us < prev:
-			d.invalid(r, ReasonDecreasing)
+		if us < prev { // prev starts at 0: a negative first offset lands here too
+			if us < 0 {
+				d.invalid(r, ReasonNegativeOffset)
+			} else {
+				d.invalid(r, ReasonDecreasing)
+			}
 			return
 		}
-		ns, ok := itlconv.FromMicros(us)
-		if !ok || ns > span {
+		if us > limit {
 			d.invalid(r, ReasonAfterEnd)
 			return
 		}
 		prev = us
-		d.offsets[i] = ns
+		d.offsets[i] = itlconv.Nanos(us)
 	}
 	r.Timeline = timeline.Timeline{Offsets: d.offsets}
 	if !hasTokens {

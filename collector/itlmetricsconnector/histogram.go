@@ -104,33 +104,91 @@ type hist interface {
 	exemplars() *reservoir
 }
 
-// bounds are a histogram's explicit boundaries with a lookup table that finds a gap's bucket in a
-// step or two: start[k] counts the boundaries below 2^(k-1) ns, so every one of them is below any
-// gap of k significant bits, and the search for that gap starts there.
+// bounds are a histogram's explicit boundaries, with what the per-gap loop needs to find a gap's
+// bucket on integers in a step or two:
+//   - ns[i] is the largest number of nanoseconds whose value in seconds (timeline.Seconds) is at
+//     most b[i], so that a gap of g ns falls in the first bucket i with g <= ns[i], exactly where
+//     the float comparison with b would put it; ns ends with math.MaxInt64, which no gap exceeds,
+//     so that the search needs no length check;
+//   - start[k] is where the search starts for a gap of key k (its bit length and the three bits
+//     after its leading one, an eighth of an octave): the count of thresholds below the smallest
+//     gap of that key, every one of them below any gap of the key.
 type bounds struct {
 	b     []float64
-	start [65]int
+	ns    []int64
+	start [64 << 3]uint16
 }
 
 func newBounds(b []float64) *bounds {
-	bs := &bounds{b: b}
-	for k := 1; k <= 64; k++ {
-		low := timeline.Seconds(int64(uint64(1) << (k - 1) & (1<<63 - 1)))
-		if k == 64 {
-			low = math.MaxFloat64
+	bs := &bounds{b: b, ns: make([]int64, len(b)+1)}
+	for i, x := range b {
+		bs.ns[i] = maxNanos(x)
+	}
+	bs.ns[len(b)] = math.MaxInt64
+	for k := range bs.start {
+		low, ok := lowestOfKey(k)
+		if !ok {
+			continue // no gap has this key
 		}
-		bs.start[k] = bucket(b, low) // the boundaries strictly below low
+		n := 0
+		for n < len(b) && bs.ns[n] < low {
+			n++
+		}
+		bs.start[k] = uint16(n)
 	}
 	return bs
 }
 
-// gapBucket returns bucket(b, Seconds(ns)) for ns >= 0, starting from the table.
-func (bs *bounds) gapBucket(ns int64, v float64) int {
-	i := 0
-	if ns > 0 {
-		i = bs.start[bits.Len64(uint64(ns))]
+// gapKey is the table key of a gap of ns >= 0 nanoseconds: its bit length, and the three bits that
+// follow its leading one.
+func gapKey(ns int64) int {
+	l := bits.Len64(uint64(ns))
+	// The shift is masked so that the compiler emits a bare shift: 65-l is 64 only for l = 1,
+	// where a shift by 0 gives the same answer (1 >> 61 is 0).
+	return l<<3 | int(uint64(ns)<<((65-l)&63)>>61)
+}
+
+// lowestOfKey returns the smallest non-negative int64 with gapKey k, and false when none has it.
+func lowestOfKey(k int) (int64, bool) {
+	l, sub := k>>3, int64(k&7)
+	switch {
+	case l == 0:
+		return 0, sub == 0
+	case l < 4: // fewer than three bits follow the leading one: look for it
+		for g := int64(1) << (l - 1); g < int64(1)<<l; g++ {
+			if gapKey(g) == k {
+				return g, true
+			}
+		}
+		return 0, false
+	case l > 63:
+		return 0, false
 	}
-	for i < len(bs.b) && bs.b[i] < v {
+	return int64(1)<<(l-1) | sub<<(l-4), true
+}
+
+// maxNanos is the largest int64 g with timeline.Seconds(g) <= x (math.MinInt64 when there is none).
+func maxNanos(x float64) int64 {
+	switch {
+	case x >= timeline.Seconds(math.MaxInt64):
+		return math.MaxInt64
+	case x < timeline.Seconds(math.MinInt64):
+		return math.MinInt64
+	}
+	g := int64(math.Floor(x * 1e9))
+	for g < math.MaxInt64 && timeline.Seconds(g+1) <= x {
+		g++
+	}
+	for g > math.MinInt64 && timeline.Seconds(g) > x {
+		g--
+	}
+	return g
+}
+
+// gapBucket returns bucket(b, Seconds(ns)) for ns >= 0.
+func (bs *bounds) gapBucket(ns int64) int {
+	i := int(bs.start[gapKey(ns)])
+	for bs.ns[i] < ns {
 		i++
 	}
 	return i
@@ -178,28 +236,32 @@ func bucket(bounds []float64, v float64) int {
 	return lo
 }
 
+// observeGaps is the connector's hot loop: per gap, a subtraction, a table look-up and a step or
+// two over integer thresholds, and the count. The gaps' sum is the span of the arrivals, and
+// their minimum and maximum are kept on integers, converted once per span.
 func (h *explicitHist) observeGaps(offsets []int64) {
-	if len(offsets) < 2 {
+	n := len(offsets)
+	if n < 2 {
 		return
 	}
-	sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
-	bs := h.bs
-	for i := 1; i < len(offsets); i++ {
-		ns := offsets[i] - offsets[i-1]
-		v := timeline.Seconds(ns)
-		h.counts[bs.gapBucket(ns, v)]++
-		sum += v
-		lo = min(lo, v)
-		hi = max(hi, v)
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	bs, counts := h.bs, h.counts
+	prev := offsets[0]
+	for _, off := range offsets[1:] {
+		ns := off - prev
+		prev = off
+		counts[bs.gapBucket(ns)]++
+		lo = min(lo, ns)
+		hi = max(hi, ns)
 	}
-	if h.n == 0 || lo < h.min {
-		h.min = lo
+	if v := timeline.Seconds(lo); h.n == 0 || v < h.min {
+		h.min = v
 	}
-	if h.n == 0 || hi > h.max {
-		h.max = hi
+	if v := timeline.Seconds(hi); h.n == 0 || v > h.max {
+		h.max = v
 	}
-	h.sum += sum
-	h.n += uint64(len(offsets) - 1)
+	h.sum += timeline.Seconds(offsets[n-1] - offsets[0])
+	h.n += uint64(n - 1)
 }
 
 func (h *explicitHist) observeGapsPerToken(tl timeline.Timeline) {

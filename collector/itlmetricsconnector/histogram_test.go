@@ -12,11 +12,12 @@ import (
 // search over every default boundary set, at the boundaries and around them.
 func TestGapBucketMatchesBinarySearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, b := range [][]float64{itlconv.GapBuckets, itlconv.DurationBuckets, itlconv.TokenBuckets, {0.0000001, 3.3333}} {
+	for _, b := range [][]float64{itlconv.GapBuckets, itlconv.DurationBuckets, itlconv.TokenBuckets, itlconv.ServerTPOTBuckets,
+		itlconv.ServerTTFTBuckets, {0.0000001, 3.3333}, {-1, 1e-9, 1.5e-9, 0.1 + 0.2, 1e300}} {
 		bs := newBounds(b)
 		check := func(ns int64) {
 			v := timeline.Seconds(ns)
-			if got, want := bs.gapBucket(ns, v), bucket(b, v); got != want {
+			if got, want := bs.gapBucket(ns), bucket(b, v); got != want {
 				t.Fatalf("bounds %v: %d ns in bucket %d, want %d", b, ns, got, want)
 			}
 		}

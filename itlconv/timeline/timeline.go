@@ -9,7 +9,6 @@ package timeline
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -69,30 +68,18 @@ func (t Timeline) GapCount() int {
 // Gap returns gap i (0-based) in seconds: the time between arrival i and arrival i+1.
 func (t Timeline) Gap(i int) float64 { return Seconds(t.Offsets[i+1] - t.Offsets[i]) }
 
-// MaxGap returns the largest gap in seconds, and false when there are fewer than two chunks.
-func (t Timeline) MaxGap() (float64, bool) {
-	if len(t.Offsets) < 2 {
-		return 0, false
-	}
-	var m int64
-	for i := 1; i < len(t.Offsets); i++ {
-		if d := t.Offsets[i] - t.Offsets[i-1]; d > m {
-			m = d
-		}
-	}
-	return Seconds(m), true
-}
-
-// Stalls counts the gaps strictly longer than threshold.
-func (t Timeline) Stalls(threshold time.Duration) int {
-	n := 0
+// gapStats returns the largest gap in nanoseconds (0 with fewer than two chunks) and the number
+// of gaps strictly longer than threshold, in one pass.
+func (t Timeline) gapStats(threshold time.Duration) (maxNs int64, stalls int) {
 	th := int64(threshold)
 	for i := 1; i < len(t.Offsets); i++ {
-		if t.Offsets[i]-t.Offsets[i-1] > th {
-			n++
+		d := t.Offsets[i] - t.Offsets[i-1]
+		maxNs = max(maxNs, d)
+		if d > th {
+			stalls++
 		}
 	}
-	return n
+	return maxNs, stalls
 }
 
 // TPOT returns the decode time per output token after the first chunk, (a_n - a_1) / (N - c_1), in
@@ -111,17 +98,6 @@ func (t Timeline) TPOT(outputTokens int64) (float64, bool) {
 	return Seconds(t.Offsets[n-1]-t.Offsets[0]) / float64(rest), true
 }
 
-// SortedGaps appends the gaps in seconds to buf[:0], sorts them and returns the result. Pass a reused
-// buffer to keep the hot path free of allocations.
-func (t Timeline) SortedGaps(buf []float64) []float64 {
-	buf = buf[:0]
-	for i := 1; i < len(t.Offsets); i++ {
-		buf = append(buf, Seconds(t.Offsets[i]-t.Offsets[i-1]))
-	}
-	slices.Sort(buf)
-	return buf
-}
-
 // Percentile returns the q-th quantile (0 <= q <= 1) of sorted values by linear interpolation
 // between the closest ranks, which is numpy's default method. It returns NaN for no values.
 func Percentile(sorted []float64, q float64) float64 {
@@ -129,20 +105,30 @@ func Percentile(sorted []float64, q float64) float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	if n == 1 {
-		return sorted[0]
+	lo, frac := rank(n, q)
+	if frac == 0 {
+		return sorted[lo]
 	}
+	return lerp(sorted[lo], sorted[lo+1], frac)
+}
+
+// rank returns the lower of the closest ranks of quantile q among n sorted values, and how far
+// towards the next rank the quantile lies (0 when it is on a rank, or past the ends).
+func rank(n int, q float64) (lo int, frac float64) {
 	h := float64(n-1) * q
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return sorted[n-1]
+	lo = int(math.Floor(h))
+	switch {
+	case lo >= n-1:
+		return n - 1, 0
+	case lo < 0:
+		return 0, 0
 	}
-	if lo < 0 {
-		return sorted[0]
-	}
-	frac := h - float64(lo)
-	a, b := sorted[lo], sorted[lo+1]
-	// numpy's lerp: computing from the nearer end keeps the result monotonic and exact at the ends.
+	return lo, h - float64(lo)
+}
+
+// lerp interpolates between a and b as numpy does: computing from the nearer end keeps the result
+// monotonic and exact at the ends.
+func lerp(a, b, frac float64) float64 {
 	if frac >= 0.5 {
 		return b - (b-a)*(1-frac)
 	}
@@ -185,14 +171,15 @@ type Input struct {
 	HasAttrTTFT bool
 	// StallThreshold is the gap above which a gap counts as a stall.
 	StallThreshold time.Duration
-	// Percentiles turns on P50, P90 and P99, which need a sort of the gaps.
+	// Percentiles turns on P50, P90 and P99.
 	Percentiles bool
 }
 
-// Compute derives the figures of a valid timeline. scratch is a reusable buffer for the sorted gaps;
-// the (possibly grown) buffer is returned so the caller can keep it.
-func Compute(t Timeline, in Input, scratch []float64) (Figures, []float64) {
-	f := Figures{Chunks: t.Len(), Stalls: t.Stalls(in.StallThreshold)}
+// Compute derives the figures of a valid timeline. scratch is a reusable buffer for the gaps; the
+// (possibly grown) buffer is returned so the caller can keep it.
+func Compute(t Timeline, in Input, scratch []int64) (Figures, []int64) {
+	maxNs, stalls := t.gapStats(in.StallThreshold)
+	f := Figures{Chunks: t.Len(), Stalls: stalls}
 	if in.Complete {
 		f.TTFT, f.HasTTFT = t.TTFT()
 	}
@@ -211,13 +198,11 @@ func Compute(t Timeline, in Input, scratch []float64) (Figures, []float64) {
 	if t.Len() >= 2 {
 		f.HasGaps = true
 		if in.Percentiles {
-			scratch = t.SortedGaps(scratch)
-			f.MaxGap = scratch[len(scratch)-1]
-			f.P50 = Percentile(scratch, 0.50)
-			f.P90 = Percentile(scratch, 0.90)
-			f.P99 = Percentile(scratch, 0.99)
+			var p [len(gapQuantiles)]float64
+			f.MaxGap, p, scratch = t.gapPercentiles(scratch)
+			f.P50, f.P90, f.P99 = p[0], p[1], p[2]
 		} else {
-			f.MaxGap, _ = t.MaxGap()
+			f.MaxGap = Seconds(maxNs)
 		}
 	}
 	return f, scratch
