@@ -1,0 +1,132 @@
+package httpitl_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/examples/fakellm/server"
+	"github.com/otelitl/itl/internal/wraptest"
+	"github.com/otelitl/itl/otelitl/httpitl"
+)
+
+// fake is an in-process fakellm whose request ids the client side sees through a recording
+// transport under httpitl.
+type fake struct {
+	*httptest.Server
+	eng *engine.Engine
+
+	mu  sync.Mutex
+	ids []uint64
+}
+
+func newFake(t *testing.T, models ...string) *fake {
+	t.Helper()
+	cfg := engine.DefaultConfig()
+	cfg.StepBase = 8 * time.Millisecond
+	eng, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fake{eng: eng}
+	f.Server = httptest.NewServer(server.New(eng, models))
+	t.Cleanup(func() { f.Close(); eng.Close() })
+	return f
+}
+
+// RoundTrip records fakellm's request id of every answer.
+func (f *fake) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		if id, perr := strconv.ParseUint(res.Header.Get(server.RequestIDHeader), 10, 64); perr == nil {
+			f.mu.Lock()
+			f.ids = append(f.ids, id)
+			f.mu.Unlock()
+		}
+	}
+	return res, err
+}
+
+// lastArrivals returns when fakellm flushed each chunk of the last request.
+func (f *fake) lastArrivals(t *testing.T) []time.Time {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ids) == 0 {
+		t.Fatal("fakellm answered no generation")
+	}
+	return f.eng.Arrivals(f.ids[len(f.ids)-1])
+}
+
+// client returns an HTTP client whose transport is httpitl's over the recording transport, and the
+// exporter holding its spans.
+func (f *fake) client(t *testing.T) (*http.Client, *tracetest.InMemoryExporter) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return &http.Client{Transport: httpitl.NewTransport(f, httpitl.WithTracerProvider(tp))}, exp
+}
+
+// slack is how far a gap on the span may be from fakellm's: the span reads the time when the
+// client's Read returns, fakellm when its step ends, a few scheduling delays apart on a busy
+// machine.
+const slack = 6 * time.Millisecond
+
+func checkSpan(t *testing.T, f *fake, exp *tracetest.InMemoryExporter, want map[string]string) (tracetest.SpanStub, map[attribute.Key]attribute.Value) {
+	t.Helper()
+	span, attrs := wraptest.OneSpan(t, exp)
+	wraptest.CheckTimeline(t, span, attrs, f.lastArrivals(t), slack)
+	for k, v := range want {
+		if got := attrs[attribute.Key(k)].Emit(); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	return span, attrs
+}
+
+// noLeak fails the test when goroutines started during it are still running after the idle
+// connections are closed.
+func noLeak(t *testing.T, clients ...*http.Client) func() {
+	before := runtime.NumGoroutine()
+	return func() {
+		t.Helper()
+		for _, c := range clients {
+			c.CloseIdleConnections()
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := runtime.NumGoroutine()
+			if n <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func hostPort(raw string) (string, string) {
+	u, _ := url.Parse(raw)
+	return u.Hostname(), u.Port()
+}
+
+func attrKey(k string) attribute.Key { return attribute.Key(k) }
+
+func oneSpan(t *testing.T, exp *tracetest.InMemoryExporter) (tracetest.SpanStub, map[attribute.Key]attribute.Value) {
+	t.Helper()
+	return wraptest.OneSpan(t, exp)
+}
