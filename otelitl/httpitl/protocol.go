@@ -9,14 +9,14 @@ import (
 type protocol uint8
 
 const (
-	protoNone protocol = iota
-	protoChat          // OpenAI Chat Completions and compatible servers
-	protoCompletions   // OpenAI (legacy) Completions
-	protoResponses     // OpenAI Responses
-	protoAnthropic     // Anthropic Messages
-	protoGemini        // Gemini generateContent / streamGenerateContent
-	protoOllamaChat    // Ollama /api/chat
-	protoOllamaGen     // Ollama /api/generate
+	protoNone        protocol = iota
+	protoChat                 // OpenAI Chat Completions and compatible servers
+	protoCompletions          // OpenAI (legacy) Completions
+	protoResponses            // OpenAI Responses
+	protoAnthropic            // Anthropic Messages
+	protoGemini               // Gemini generateContent / streamGenerateContent
+	protoOllamaChat           // Ollama /api/chat
+	protoOllamaGen            // Ollama /api/generate
 )
 
 // Provider names (gen_ai.provider.name). openai, anthropic, gcp.gemini and gcp.vertex_ai are the
