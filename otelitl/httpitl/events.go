@@ -20,6 +20,7 @@ type observer struct {
 	onChunk   func() // records a chunk; nil means g.Chunk(1)
 	fr        *framer
 
+	opaque  bool   // the body is compressed: nothing is read, and its end is taken as complete
 	ended   bool   // the protocol's end marker was seen
 	errType string // an error event's type
 	values  int    // events read
@@ -31,7 +32,11 @@ func newObserver(c call, g *otelitl.Generation, fr framing, streaming bool, max 
 	return o
 }
 
-func (o *observer) feed(p []byte) { o.fr.feed(p) }
+func (o *observer) feed(p []byte) {
+	if !o.opaque {
+		o.fr.feed(p)
+	}
+}
 
 func (o *observer) chunk() {
 	if !o.streaming {
@@ -50,7 +55,7 @@ func (o *observer) failure() error {
 	if o.errType != "" {
 		return &eventError{typ: o.errType}
 	}
-	if !o.ended {
+	if !o.ended && !o.opaque {
 		return errIncomplete
 	}
 	return nil

@@ -82,7 +82,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !streaming && c.stream {
 		span.SetAttributes(semconv.GenAIRequestStream(false))
 	}
-	b := &body{rc: res.Body, g: g, ctx: req.Context(), o: newObserver(c, g, fr, streaming, t.cfg.maxEventBytes)}
+	o := newObserver(c, g, fr, streaming, t.cfg.maxEventBytes)
+	if ce := res.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		// A body the caller asked compressed cannot be read as it passes: its span gets the
+		// duration and no timeline. (Go's transport decompresses the encodings it asked for itself
+		// before this point; otelitl-proxy asks upstreams for identity.)
+		o.opaque = true
+	}
+	b := &body{rc: res.Body, g: g, ctx: req.Context(), o: o}
 	b.mu.Lock() // cancelled may run at once, and needs stop
 	b.stop = context.AfterFunc(req.Context(), b.cancelled)
 	b.mu.Unlock()
