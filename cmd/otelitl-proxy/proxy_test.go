@@ -108,7 +108,9 @@ func TestForwarding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e struct{ Error struct{ Message, Type string } }
+	var e struct {
+		Error struct{ Message, Type string }
+	}
 	_ = json.NewDecoder(res.Body).Decode(&e)
 	res.Body.Close()
 	if res.StatusCode != http.StatusBadGateway || !strings.Contains(e.Error.Message, "-ollama") || !strings.Contains(e.Error.Message, "OTELITL_PROXY_OLLAMA") {
