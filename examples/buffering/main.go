@@ -59,7 +59,7 @@ func main() {
 
 // figures sums up the gaps between chunks of a set of spans, in milliseconds.
 type figures struct {
-	chunks, gaps int
+	chunks, gaps  int
 	p50, p99, max float64
 	stalls        int     // gaps above itlconv.DefaultStallThreshold
 	bunched       float64 // share of gaps under 1 ms: chunks that arrived in the same burst
