@@ -70,6 +70,7 @@ require (
 // Every other module of this repository, from this checkout (scripts/modules.sh lists them).
 replace (
 	github.com/otelitl/itl/cmd/otelcol-itl => ../cmd/otelcol-itl
+	github.com/otelitl/itl/cmd/otelitl-proxy => ../cmd/otelitl-proxy
 	github.com/otelitl/itl/collector => ../collector
 	github.com/otelitl/itl/e2e => ../e2e
 	github.com/otelitl/itl/examples => ../examples

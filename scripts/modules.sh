@@ -15,6 +15,7 @@ collector
 otelitl/test
 examples
 cmd/otelcol-itl
+cmd/otelitl-proxy
 e2e
 bench
 LIST

@@ -261,6 +261,7 @@ require (
 // Every other module of this repository, from this checkout (scripts/modules.sh lists them).
 replace (
 	github.com/otelitl/itl/bench => ../../bench
+	github.com/otelitl/itl/cmd/otelitl-proxy => ../otelitl-proxy
 	github.com/otelitl/itl/collector => ../../collector
 	github.com/otelitl/itl/e2e => ../../e2e
 	github.com/otelitl/itl/examples => ../../examples

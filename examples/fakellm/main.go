@@ -6,9 +6,17 @@
 //	go run ./examples/fakellm -addr 127.0.0.1:8000
 //	curl -N 127.0.0.1:8000/v1/chat/completions -d '{"model":"fake-gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}'
 //
-// It serves POST /v1/chat/completions (streaming and not), POST /v1/responses and POST /v1/messages
-// (Anthropic), and GET /debug/arrivals?id=N, the delivery time of every chunk of request N (the id
-// is in the X-Fakellm-Request-Id response header).
+// It serves POST /v1/chat/completions (streaming and not), POST /v1/responses, POST /v1/messages
+// (Anthropic), POST /v1beta/models/{model}:streamGenerateContent (?alt=sse) and :generateContent
+// (Gemini), POST /api/chat and /api/generate (Ollama, NDJSON), and GET /debug/arrivals?id=N, the
+// delivery time of every chunk of request N (the id is in the X-Fakellm-Request-Id response
+// header).
+//
+// Every generation is recorded as a SERVER span (httpitl.NewHandler) whose timeline is when each
+// chunk was flushed to the client. The spans are exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT
+// or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf, the
+// default, or grpc; the exporters read the other OTEL_EXPORTER_OTLP_* variables); without them
+// nothing is exported.
 package main
 
 import (
@@ -26,12 +34,13 @@ import (
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/fakellm/server"
+	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
 func main() {
 	cfg := engine.DefaultConfig()
 	addr := flag.String("addr", "127.0.0.1:8000", "listen address (loopback by default)")
-	models := flag.String("models", "fake-gpt,fake-claude,fake-llama", "comma-separated model names the server answers for")
+	models := flag.String("models", "fake-gpt,fake-claude,fake-llama,fake-gemini", "comma-separated model names the server answers for")
 	flag.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most sequences decoding at once; more wait in the queue")
 	flag.DurationVar(&cfg.StepBase, "step-base", cfg.StepBase, "fixed cost of one decode step")
 	flag.DurationVar(&cfg.StepPerSeq, "step-per-seq", cfg.StepPerSeq, "decode step cost per running sequence")
@@ -54,9 +63,26 @@ func run(addr string, models []string, cfg engine.Config) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	defer eng.Close()
-	srv := &http.Server{Addr: addr, Handler: server.New(eng, models), ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	tp, shutdownTracing, exporting, err := tracing(ctx, "fakellm")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(sctx); err != nil {
+			log.Printf("flushing spans: %v", err)
+		}
+	}()
+	if exporting != "" {
+		log.Printf("exporting SERVER generation spans to %s", exporting)
+	} else {
+		log.Print("not exporting spans: set OTEL_EXPORTER_OTLP_ENDPOINT to export SERVER generation spans")
+	}
+	handler := httpitl.NewHandler(server.New(eng, models), httpitl.WithTracerProvider(tp))
+	srv := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Printf("fakellm serving %v on http://%s (max batch %d, seed %d)", models, addr, cfg.MaxBatch, cfg.Seed)

@@ -28,6 +28,7 @@ require (
 replace (
 	github.com/otelitl/itl/bench => ../../bench
 	github.com/otelitl/itl/cmd/otelcol-itl => ../../cmd/otelcol-itl
+	github.com/otelitl/itl/cmd/otelitl-proxy => ../../cmd/otelitl-proxy
 	github.com/otelitl/itl/collector => ../../collector
 	github.com/otelitl/itl/e2e => ../../e2e
 	github.com/otelitl/itl/examples => ../../examples

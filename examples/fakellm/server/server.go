@@ -1,7 +1,9 @@
 // Package server serves the simulated engine over the wire formats the SDKs speak: OpenAI Chat
 // Completions (streaming with SSE chunks and an optional usage chunk, and non-streaming), the
-// OpenAI Responses API (streaming events), and Anthropic Messages (streaming events). Bad requests
-// get each provider's JSON errors with the right status codes.
+// OpenAI Responses API (streaming events), Anthropic Messages (streaming events), the Gemini API
+// (generateContent, and streamGenerateContent as SSE with alt=sse or as a streamed JSON array) and
+// Ollama (/api/chat and /api/generate, NDJSON). Bad requests get each provider's JSON errors with
+// the right status codes.
 package server
 
 import (
@@ -36,6 +38,9 @@ func New(eng *engine.Engine, models []string) *Server {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.mux.HandleFunc("POST /v1/responses", s.responses)
 	s.mux.HandleFunc("POST /v1/messages", s.messages)
+	s.mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
+	s.mux.HandleFunc("POST /api/chat", s.ollama(true))
+	s.mux.HandleFunc("POST /api/generate", s.ollama(false))
 	s.mux.HandleFunc("GET /debug/arrivals", s.arrivals)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	return s

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// protocol is one API family the proxy forwards, with the flag and environment variable that set
+// its upstream.
+type protocol struct {
+	name    string // flag name
+	env     string
+	title   string
+	example string
+}
+
+var protocols = []protocol{
+	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com"},
+	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com"},
+	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com"},
+	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434"},
+}
+
+// flagHelp is returned after -h printed the usage.
+var flagHelp = flag.ErrHelp
+
+// config is the proxy's resolved configuration.
+type config struct {
+	addr            string
+	upstream        map[string]*url.URL // by protocol name; a protocol without one is not configured
+	tlsCert, tlsKey string
+}
+
+// parseConfig reads the flags in args, each of which falls back on its environment variable; a
+// flag given on the command line wins.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
+	fs := flag.NewFlagSet("otelitl-proxy", flag.ContinueOnError)
+	fs.SetOutput(out)
+	def := func(env, fallback string) string {
+		if v := getenv(env); v != "" {
+			return v
+		}
+		return fallback
+	}
+	addr := fs.String("addr", def("OTELITL_PROXY_ADDR", "127.0.0.1:8787"), "listen address, host:port (env OTELITL_PROXY_ADDR); loopback by default")
+	ups := map[string]*string{}
+	for _, p := range protocols {
+		ups[p.name] = fs.String(p.name, getenv(p.env), fmt.Sprintf("%s upstream base URL, e.g. %s (env %s)", p.title, p.example, p.env))
+	}
+	cert := fs.String("tls-cert", getenv("OTELITL_PROXY_TLS_CERT"), "serve TLS with this PEM certificate (env OTELITL_PROXY_TLS_CERT); needs -tls-key")
+	key := fs.String("tls-key", getenv("OTELITL_PROXY_TLS_KEY"), "the PEM private key of -tls-cert (env OTELITL_PROXY_TLS_KEY)")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: otelitl-proxy [flags]\n\nA streaming proxy that records every LLM generation through it as an OpenTelemetry span with its\nchunk timeline. Point OPENAI_BASE_URL (http://ADDR/v1), ANTHROPIC_BASE_URL (http://ADDR),\nthe Gemini base URL (http://ADDR) or OLLAMA_HOST (http://ADDR) at it. Spans are exported over OTLP\nwhen OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, flagHelp
+		}
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q: every setting is a flag, such as -openai %s", fs.Arg(0), protocols[0].example)
+	}
+	c := config{addr: *addr, upstream: map[string]*url.URL{}, tlsCert: *cert, tlsKey: *key}
+	if _, port, err := net.SplitHostPort(c.addr); err != nil || port == "" {
+		return config{}, fmt.Errorf("-addr %q: want host:port, such as 127.0.0.1:8787 (or :8787 for every interface)", c.addr)
+	}
+	for _, p := range protocols {
+		raw := strings.TrimSpace(*ups[p.name])
+		if raw == "" {
+			continue
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return config{}, fmt.Errorf("-%s %q: want the API's base URL with http:// or https:// and a host, without a query, such as %s", p.name, raw, p.example)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		c.upstream[p.name] = u
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return config{}, errors.New("-tls-cert and -tls-key go together: give both to serve TLS, or neither")
+	}
+	return c, nil
+}

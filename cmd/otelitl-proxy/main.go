@@ -1,0 +1,120 @@
+// Command otelitl-proxy is a streaming proxy for LLM APIs that records every generation through it
+// as an OpenTelemetry span with its full chunk timeline (time to first chunk, every gap between
+// chunks), for applications in any language: point the SDK's base URL at it.
+//
+//	otelitl-proxy -openai https://api.openai.com -anthropic https://api.anthropic.com
+//	OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python app.py
+//
+// Requests are routed by path: /v1/messages to the Anthropic upstream, /v1beta/... (and Gemini
+// methods such as :streamGenerateContent) to the Gemini upstream, /api/... to the Ollama upstream,
+// and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>. A request for
+// a protocol without an upstream is answered 502 with the flag to set. Every flag also reads an
+// environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC,
+// OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT, OTELITL_PROXY_TLS_KEY); a flag
+// on the command line wins.
+//
+// Authorization headers (Authorization, x-api-key, x-goog-api-key, api-key) are passed through to
+// the upstream and never recorded or logged. Each event is flushed to the client as soon as it is
+// read. Spans are exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL or
+// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: http/protobuf, the default, or grpc; _HEADERS, _TIMEOUT,
+// _INSECURE and _CERTIFICATE as the exporters read them); otherwise nothing is exported. SIGINT or
+// SIGTERM stops the proxy: it waits up to 30 s for open streams, then flushes the spans.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/otelitl/itl/otelitl/httpitl"
+)
+
+func main() {
+	c, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flagHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "otelitl-proxy:", err)
+		os.Exit(2)
+	}
+	if err := run(c, log.New(os.Stderr, "otelitl-proxy: ", log.LstdFlags)); err != nil {
+		fmt.Fprintln(os.Stderr, "otelitl-proxy:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c config, logger *log.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tp, shutdownTracing, exporting, err := tracing(ctx, "otelitl-proxy")
+	if err != nil {
+		return err
+	}
+	if exporting != "" {
+		logger.Printf("exporting generation spans to %s", exporting)
+	} else {
+		logger.Print("not exporting spans: no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
+	}
+	if len(c.upstream) == 0 {
+		logger.Print("no upstream is configured: every API request will be answered 502 (set -openai, -anthropic, -gemini or -ollama)")
+	}
+	var names []string
+	for name, u := range c.upstream {
+		names = append(names, name+"="+u.Redacted())
+	}
+	sort.Strings(names)
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = 256
+	rt := httpitl.NewTransport(base, httpitl.WithTracerProvider(tp))
+	srv := newServer(c.addr, newHandler(c, rt, logger), logger)
+
+	l, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("-addr %s: %w", c.addr, err)
+	}
+	scheme := "http"
+	if c.tlsCert != "" {
+		scheme = "https"
+	}
+	logger.Printf("listening on %s://%s; upstreams: %s", scheme, l.Addr(), strings.Join(names, " "))
+	errc := make(chan error, 1)
+	go func() {
+		if c.tlsCert != "" {
+			errc <- srv.ServeTLS(l, c.tlsCert, c.tlsKey)
+		} else {
+			errc <- srv.Serve(l)
+		}
+	}()
+	select {
+	case err := <-errc:
+		if c.tlsCert != "" {
+			return fmt.Errorf("serving TLS with -tls-cert %s -tls-key %s: %w", c.tlsCert, c.tlsKey, err)
+		}
+		return err
+	case <-ctx.Done():
+	}
+	logger.Print("shutting down: waiting for open streams (30 s at most), then flushing spans")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	serr := srv.Shutdown(sctx)
+	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer fcancel()
+	if err := shutdownTracing(fctx); err != nil {
+		logger.Printf("flushing spans: %v", err)
+	}
+	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParseConfig(t *testing.T) {
+	env := map[string]string{"OTELITL_PROXY_OPENAI": "http://env-openai:1", "OTELITL_PROXY_OLLAMA": "http://127.0.0.1:11434/"}
+	getenv := func(k string) string { return env[k] }
+	c, err := parseConfig([]string{"-openai", "https://flag-openai/base/", "-anthropic", "https://api.anthropic.com"}, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.upstream["openai"].String(); got != "https://flag-openai/base" {
+		t.Errorf("the flag must win over the environment: %s", got)
+	}
+	if got := c.upstream["ollama"].String(); got != "http://127.0.0.1:11434" {
+		t.Errorf("ollama from the environment: %s", got)
+	}
+	if _, ok := c.upstream["gemini"]; ok || c.addr != "127.0.0.1:8787" {
+		t.Errorf("defaults: %+v", c)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in the error
+	}{
+		{[]string{"-openai", "api.openai.com"}, "-openai"},
+		{[]string{"-gemini", "ftp://x"}, "-gemini"},
+		{[]string{"-anthropic", "https://x?y=1"}, "-anthropic"},
+		{[]string{"-addr", "8787"}, "-addr"},
+		{[]string{"-tls-cert", "c.pem"}, "-tls-key"},
+		{[]string{"-nope"}, "nope"},
+		{[]string{"stray"}, "unexpected argument"},
+	} {
+		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one naming %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestRoute(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v1/chat/completions": "openai", "/v1/responses": "openai", "/v1/completions": "openai", "/v1/models": "openai",
+		"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
+		"/v1beta/models/gemini-2.0-flash:streamGenerateContent": "gemini", "/v1/models/gemini-pro:generateContent": "gemini",
+		"/api/chat": "ollama", "/api/generate": "ollama", "/api/tags": "ollama",
+		"/": "", "/favicon.ico": "",
+	} {
+		if got := route(path); got != want {
+			t.Errorf("route(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// TestForwarding: each protocol's requests reach its upstream at <base><path> with the query and
+// the authorization headers; a protocol without an upstream is answered 502 naming its flag.
+func TestForwarding(t *testing.T) {
+	type seen struct{ path, query, auth, key, goog, azure, accept string }
+	got := make(chan seen, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"), r.Header.Get("Api-Key"), r.Header.Get("Accept-Encoding")}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "{}")
+	}))
+	defer up.Close()
+	c, err := parseConfig([]string{"-openai", up.URL + "/prefix", "-anthropic", up.URL, "-gemini", up.URL}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(&logs, "", 0)))
+	defer proxy.Close()
+	for _, tc := range []struct{ path, want string }{
+		{"/v1/chat/completions", "/prefix/v1/chat/completions"},
+		{"/v1/messages", "/v1/messages"},
+		{"/v1beta/models/g:streamGenerateContent?alt=sse", "/v1beta/models/g:streamGenerateContent"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, proxy.URL+tc.path, strings.NewReader(`{"model":"m"}`))
+		req.Header.Set("Authorization", "Bearer sk-secret")
+		req.Header.Set("x-api-key", "k1")
+		req.Header.Set("x-goog-api-key", "k2")
+		req.Header.Set("api-key", "k3")
+		req.Header.Set("Accept-Encoding", "gzip, br")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		s := <-got
+		if s.path != tc.want || s.auth != "Bearer sk-secret" || s.key != "k1" || s.goog != "k2" || s.azure != "k3" {
+			t.Errorf("%s reached the upstream as %+v", tc.path, s)
+		}
+		if strings.Contains(tc.path, "alt=sse") && s.query != "alt=sse" {
+			t.Errorf("the query was lost: %q", s.query)
+		}
+		if s.accept != "" && s.accept != "gzip" {
+			t.Errorf("the upstream was offered %q: the proxy must ask for identity (Go's own gzip is transparent)", s.accept)
+		}
+	}
+	res, err := http.Post(proxy.URL+"/api/chat", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct {
+		Error struct{ Message, Type string }
+	}
+	_ = json.NewDecoder(res.Body).Decode(&e)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadGateway || !strings.Contains(e.Error.Message, "-ollama") || !strings.Contains(e.Error.Message, "OTELITL_PROXY_OLLAMA") {
+		t.Errorf("unconfigured protocol: %d %+v", res.StatusCode, e)
+	}
+	res, err = http.Get(proxy.URL + "/healthz")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", res, err)
+	}
+	res.Body.Close()
+	if strings.Contains(logs.String(), "sk-secret") {
+		t.Errorf("a secret reached the log: %s", logs.String())
+	}
+}

@@ -1,0 +1,99 @@
+package httpitl
+
+import (
+	"net/http"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+// Defaults of the bounds.
+const (
+	// DefaultMaxEventBytes is the largest event (an SSE event's data, an NDJSON line, a JSON body
+	// or array element) read. A larger event passes through unread: it is not counted as a chunk,
+	// and its usage or finish reason is lost.
+	DefaultMaxEventBytes = 1 << 20
+	// DefaultMaxRequestBytes is how much of a request body is read to find its model and stream
+	// members.
+	DefaultMaxRequestBytes = 1 << 20
+)
+
+// config is the resolved configuration of a Transport or Handler.
+type config struct {
+	in              *otelitl.Instrumentation
+	tracerProvider  trace.TracerProvider
+	filter          func(*http.Request) bool
+	maxEventBytes   int
+	maxRequestBytes int
+}
+
+func newConfig(opts []Option) config {
+	c := config{maxEventBytes: DefaultMaxEventBytes, maxRequestBytes: DefaultMaxRequestBytes}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.in == nil {
+		var iopts []otelitl.Option
+		if c.tracerProvider != nil {
+			iopts = append(iopts, otelitl.WithTracerProvider(c.tracerProvider))
+		}
+		c.in = otelitl.New(iopts...)
+	}
+	return c
+}
+
+// Option configures a Transport or a Handler.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithInstrumentation sets the otelitl Instrumentation that starts the generation spans (and
+// records the GenAI metrics, if it was given a MeterProvider). The default is otelitl.New() with
+// WithTracerProvider's provider, or the global one.
+func WithInstrumentation(in *otelitl.Instrumentation) Option {
+	return optionFunc(func(c *config) {
+		if in != nil {
+			c.in = in
+		}
+	})
+}
+
+// WithTracerProvider sets the TracerProvider of the default Instrumentation. It is ignored when
+// WithInstrumentation is given.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.tracerProvider = tp })
+}
+
+// WithFilter makes requests for which f returns false pass through without a span, even when they
+// are generation requests.
+func WithFilter(f func(*http.Request) bool) Option {
+	return optionFunc(func(c *config) { c.filter = f })
+}
+
+// WithMaxEventBytes bounds the memory read per event; see [DefaultMaxEventBytes]. Values below 1
+// are ignored.
+func WithMaxEventBytes(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxEventBytes = n
+		}
+	})
+}
+
+// WithMaxRequestBytes bounds how much of a request body is read to find its "model" and "stream"
+// members; see [DefaultMaxRequestBytes]. A body larger than that is still sent whole. Values below
+// 1 are ignored.
+func WithMaxRequestBytes(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxRequestBytes = n
+		}
+	})
+}

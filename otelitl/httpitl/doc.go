@@ -1,0 +1,76 @@
+// Package httpitl records the rhythm of streamed LLM replies at the HTTP layer, whatever SDK or
+// language sits on top: one streaming-response reader, used by an http.RoundTripper
+// ([NewTransport]) for applications, by an http.Handler middleware ([NewHandler]) for servers and
+// gateways, and by the otelitl-proxy command for applications in any language.
+//
+//	client := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport)}
+//	// give client to the SDK: option.WithHTTPClient(client), genai.ClientConfig{HTTPClient: client}, ...
+//
+// # Protocols
+//
+// A request is recognised by its method (POST) and the end of its URL path, so that base URLs with
+// prefixes work. Other requests pass through untouched, without a span.
+//
+//	path ends with                 protocol                          gen_ai.operation.name  gen_ai.provider.name
+//	/chat/completions              OpenAI Chat Completions and       chat                   openai
+//	                               compatible servers (vLLM,
+//	                               llama.cpp, LM Studio, ...)
+//	/completions                   OpenAI Completions                text_completion        openai
+//	/responses                     OpenAI Responses                  chat                   openai
+//	/v1/messages                   Anthropic Messages                chat                   anthropic
+//	models/{m}:streamGenerateContent, Gemini (with alt=sse: SSE;     generate_content       gcp.gemini (gcp.vertex_ai
+//	models/{m}:generateContent     without: a streamed JSON array)                          under /publishers/)
+//	/api/chat, /api/generate       Ollama (NDJSON)                   chat, text_completion  ollama
+//
+// The response body is cut by its Content-Type (text/event-stream: SSE; application/x-ndjson:
+// NDJSON; otherwise JSON values, and the elements of a top-level array as each completes).
+//
+// # What counts as a chunk
+//
+// A chunk is an event that carries output: text, reasoning, or tool-call arguments. Role-only
+// deltas, pings, keep-alive comments, usage-only and metadata events are not chunks.
+//
+//   - Chat Completions: a choice's delta with a non-empty content, refusal, reasoning_content,
+//     reasoning, tool_calls[].function.arguments, function_call.arguments or audio.transcript;
+//     Completions: a choice's text.
+//   - Responses: response.output_text.delta, response.refusal.delta, response.reasoning_text.delta,
+//     response.reasoning_summary_text.delta, response.function_call_arguments.delta,
+//     response.custom_tool_call_input.delta, response.mcp_call_arguments.delta and
+//     response.audio.transcript.delta events with a non-empty delta.
+//   - Anthropic: content_block_delta with a non-empty text, thinking or partial_json.
+//   - Gemini: a response whose candidates' parts carry text (thoughts included), functionCall,
+//     executableCode, codeExecutionResult or inlineData.
+//   - Ollama: a line whose message has content, thinking or tool_calls (/api/chat), or whose
+//     response or thinking is non-empty (/api/generate).
+//
+// A chunk's arrival is when the caller's Read returned the bytes that completed its event (for
+// [NewHandler]: when the Flush that sent it returned, or the handler's end for bytes never
+// flushed). Every chunk counts one token; the provider's usage gives the totals.
+//
+// # What is recorded
+//
+// gen_ai.request.model from the request body's "model" (or the Gemini URL), gen_ai.request.stream,
+// server.address and server.port from the URL, http.response.status_code, gen_ai.response.model,
+// gen_ai.response.id, gen_ai.response.finish_reasons, and token usage from the stream's usage event
+// (the OpenAI usage chunk, Responses' response.completed, Anthropic's message_start and
+// message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
+// prompt_eval_count and eval_count). Prompt and completion text never reach the span. A response
+// that is not streamed gets a span with its duration and usage and no chunks.
+//
+// error.type is the HTTP status code of an error answer (400 and above); the type or code of an
+// error event in the stream (cut to itlconv.MaxErrorTypeLength, never its message; "stream_error"
+// when it has none); "incomplete_stream" when the body ends (or is cut) without its protocol's end
+// marker ([DONE]; response.completed or response.incomplete; message_stop; a Gemini candidate with
+// a finishReason; Ollama's "done": true); "cancelled" when the caller closes the body before the
+// end or its context is cancelled; "timeout" when its deadline passes.
+//
+// # Guarantees
+//
+// The caller gets every byte unchanged and as soon as the base transport returns it: nothing is
+// buffered, events are parsed as they pass. At most one event is held, up to [WithMaxEventBytes];
+// a larger event passes unread. Only "model" and "stream" are read from a request body: from a
+// copy when the request has GetBody, else from the first [WithMaxRequestBytes] bytes, which are
+// then replayed ahead of the rest with ContentLength unchanged. The generation ends exactly once:
+// at the end of the body, at Close, or when the request's context ends, even if the caller never
+// reads again; no goroutine is started.
+package httpitl

@@ -1,0 +1,99 @@
+package httpitl
+
+import (
+	"net/http"
+	"strings"
+)
+
+// protocol is an LLM API whose streamed responses httpitl reads.
+type protocol uint8
+
+const (
+	protoNone        protocol = iota
+	protoChat                 // OpenAI Chat Completions and compatible servers
+	protoCompletions          // OpenAI (legacy) Completions
+	protoResponses            // OpenAI Responses
+	protoAnthropic            // Anthropic Messages
+	protoGemini               // Gemini generateContent / streamGenerateContent
+	protoOllamaChat           // Ollama /api/chat
+	protoOllamaGen            // Ollama /api/generate
+)
+
+// Provider names (gen_ai.provider.name). openai, anthropic, gcp.gemini and gcp.vertex_ai are the
+// semantic conventions' values; ollama has none there.
+const (
+	providerOpenAI    = "openai"
+	providerAnthropic = "anthropic"
+	providerGemini    = "gcp.gemini"
+	providerVertex    = "gcp.vertex_ai"
+	providerOllama    = "ollama"
+)
+
+// call is what the request says about a generation, before any response.
+type call struct {
+	proto     protocol
+	operation string
+	provider  string
+	model     string // from the URL (Gemini); else from the body
+	stream    bool   // the request asks for a stream (or the protocol streams by default)
+	framing   framing
+}
+
+// detect recognises a generation request by its method and the end of its URL path, so that base
+// URLs with prefixes (/openai/v1, /proxy/...) work.
+func detect(r *http.Request) (call, bool) {
+	if r.Method != http.MethodPost || r.URL == nil {
+		return call{}, false
+	}
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return call{proto: protoChat, operation: "chat", provider: providerOpenAI, framing: framingSSE}, true
+	case strings.HasSuffix(path, "/completions"):
+		return call{proto: protoCompletions, operation: "text_completion", provider: providerOpenAI, framing: framingSSE}, true
+	case strings.HasSuffix(path, "/responses"):
+		return call{proto: protoResponses, operation: "chat", provider: providerOpenAI, framing: framingSSE}, true
+	case strings.HasSuffix(path, "/v1/messages"):
+		return call{proto: protoAnthropic, operation: "chat", provider: providerAnthropic, framing: framingSSE}, true
+	case strings.HasSuffix(path, "/api/chat"):
+		return call{proto: protoOllamaChat, operation: "chat", provider: providerOllama, stream: true, framing: framingNDJSON}, true
+	case strings.HasSuffix(path, "/api/generate"):
+		return call{proto: protoOllamaGen, operation: "text_completion", provider: providerOllama, stream: true, framing: framingNDJSON}, true
+	}
+	// Gemini: .../models/{model}:generateContent or :streamGenerateContent (Vertex AI:
+	// .../publishers/google/models/{model}:...).
+	slash := strings.LastIndexByte(path, '/')
+	last := path[slash+1:]
+	model, method, ok := strings.Cut(last, ":")
+	if !ok || (method != "generateContent" && method != "streamGenerateContent") {
+		return call{}, false
+	}
+	c := call{proto: protoGemini, operation: "generate_content", provider: providerGemini, model: model, framing: framingJSON}
+	if strings.Contains(path, "/publishers/") {
+		c.provider = providerVertex
+	}
+	if method == "streamGenerateContent" {
+		c.stream = true
+		if r.URL.Query().Get("alt") == "sse" {
+			c.framing = framingSSE
+		}
+	}
+	return c, true
+}
+
+// framingOf chooses how to cut a response body: by its Content-Type, else by the protocol.
+func framingOf(contentType string, c call) framing {
+	ct, _, _ := strings.Cut(contentType, ";")
+	switch strings.ToLower(strings.TrimSpace(ct)) {
+	case "text/event-stream":
+		return framingSSE
+	case "application/x-ndjson", "application/jsonl", "application/jsonlines", "application/x-jsonlines":
+		return framingNDJSON
+	case "application/json":
+		return framingJSON
+	}
+	if !c.stream {
+		return framingJSON
+	}
+	return c.framing
+}

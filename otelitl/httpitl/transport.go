@@ -1,0 +1,214 @@
+package httpitl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/internal/wrap"
+)
+
+// Transport is an http.RoundTripper that records a generation span for every LLM API request it
+// recognises, with the arrival of every chunk of a streamed reply. Other requests pass through
+// untouched.
+type Transport struct {
+	base http.RoundTripper
+	cfg  config
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// NewTransport wraps base (http.DefaultTransport when nil).
+func NewTransport(base http.RoundTripper, opts ...Option) *Transport {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &Transport{base: base, cfg: newConfig(opts)}
+}
+
+// CloseIdleConnections closes the idle connections of the base transport, when it has any.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// RoundTrip sends req through the base transport. For a generation request it starts a CLIENT
+// generation span, child of the span in req's context, and ends it when the response body ends, is
+// closed, or the request's context is done.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c, ok := detect(req)
+	if !ok || (t.cfg.filter != nil && !t.cfg.filter(req)) {
+		return t.base.RoundTrip(req)
+	}
+	start := time.Now()
+	req, fields := peekRequest(req, t.cfg.maxRequestBytes)
+	applyFields(&c, fields)
+	addr, port := wrap.Server(req.URL)
+	ctx, g := t.cfg.in.Start(req.Context(), otelitl.Request{
+		Operation: c.operation, Provider: c.provider, Model: c.model,
+		ServerAddress: addr, ServerPort: port, StartTime: start,
+		Attributes: streamAttr(c),
+	})
+	if !g.IsRecording() {
+		return t.base.RoundTrip(req)
+	}
+	res, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		g.End(ctxErr(req.Context(), err))
+		return res, err
+	}
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(semconv.HTTPResponseStatusCode(res.StatusCode))
+	if res.StatusCode >= 400 {
+		g.End(statusError(res.StatusCode))
+		return res, nil
+	}
+	if res.StatusCode >= 300 || res.Body == nil || res.Body == http.NoBody {
+		g.End(nil)
+		return res, nil
+	}
+	fr := framingOf(res.Header.Get("Content-Type"), c)
+	streaming := fr != framingJSON || (c.proto == protoGemini && c.stream)
+	if !streaming && c.stream {
+		span.SetAttributes(semconv.GenAIRequestStream(false))
+	}
+	o := newObserver(c, g, fr, streaming, t.cfg.maxEventBytes)
+	if ce := res.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		// A body the caller asked compressed cannot be read as it passes: its span gets the
+		// duration and no timeline. (Go's transport decompresses the encodings it asked for itself
+		// before this point; otelitl-proxy asks upstreams for identity.)
+		o.opaque = true
+	}
+	b := &body{rc: res.Body, g: g, ctx: req.Context(), o: o}
+	b.mu.Lock() // cancelled may run at once, and needs stop
+	b.stop = context.AfterFunc(req.Context(), b.cancelled)
+	b.mu.Unlock()
+	res.Body = b
+	return res, nil
+}
+
+// applyFields completes c with what the request body says.
+func applyFields(c *call, f requestFields) {
+	if c.model == "" {
+		c.model = f.model
+	}
+	if c.proto != protoGemini && f.hasStream {
+		c.stream = f.stream
+	}
+}
+
+func streamAttr(c call) []attribute.KeyValue {
+	if c.stream {
+		return nil
+	}
+	// otelitl.Start records gen_ai.request.stream=true; a later value of the key replaces it.
+	return []attribute.KeyValue{semconv.GenAIRequestStream(false)}
+}
+
+// statusError ends a generation answered with an HTTP error status; its error.type is the code.
+func statusError(code int) error {
+	return wrap.Status(fmt.Errorf("httpitl: HTTP %d %s", code, http.StatusText(code)), code)
+}
+
+// ctxErr prefers the context's error (cancelled, timeout) to the error it caused.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// body observes a response body as the caller reads it: every byte is returned unchanged, as the
+// base transport returned it, and each event is read as soon as the Read that completes it
+// returns.
+type body struct {
+	rc   io.ReadCloser
+	g    *otelitl.Generation
+	ctx  context.Context
+	stop func() bool
+
+	mu   sync.Mutex
+	o    *observer
+	done bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.mu.Lock()
+	if !b.done {
+		if n > 0 {
+			b.o.feed(p[:n])
+		}
+		switch {
+		case err == io.EOF:
+			b.o.fr.eof()
+			b.endLocked(b.o.failure())
+		case err != nil:
+			b.endLocked(b.readErr(err))
+		}
+	}
+	b.mu.Unlock()
+	return n, err
+}
+
+// readErr names a failed read: an error event seen before it, the context's end, or a body cut off
+// (io.ErrUnexpectedEOF: incomplete_stream).
+func (b *body) readErr(err error) error {
+	if b.o.errType != "" {
+		return b.o.failure()
+	}
+	if cerr := b.ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &wrap.TypedError{Err: err, Type: incompleteError{}.ErrorType()}
+	}
+	return err
+}
+
+func (b *body) Close() error {
+	err := b.rc.Close()
+	b.mu.Lock()
+	if !b.done {
+		switch {
+		case b.o.errType != "" || b.o.ended:
+			b.endLocked(b.o.failure())
+		case b.ctx.Err() != nil:
+			b.endLocked(b.ctx.Err())
+		default:
+			b.endLocked(wrap.ErrClosedEarly)
+		}
+	}
+	b.mu.Unlock()
+	return err
+}
+
+// cancelled runs when the request's context ends: a reply not yet complete ends with the
+// context's error, even if the caller never reads or closes the body again.
+func (b *body) cancelled() {
+	b.mu.Lock()
+	if !b.done {
+		if b.o.errType != "" || b.o.ended {
+			b.endLocked(b.o.failure())
+		} else {
+			b.endLocked(b.ctx.Err())
+		}
+	}
+	b.mu.Unlock()
+}
+
+func (b *body) endLocked(err error) {
+	b.done = true
+	b.stop()
+	b.g.End(err)
+}
