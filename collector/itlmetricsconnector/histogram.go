@@ -115,16 +115,22 @@ type hist interface {
 //     gap of that key, every one of them below any gap of the key.
 type bounds struct {
 	b     []float64
-	ns    []int64
-	start [64 << 3]uint16
+	ns    [tableSize]int64 // the thresholds, then math.MaxInt64 to the end
+	start [tableSize]uint16
 }
 
+// tableSize holds every key (64 bit lengths, 8 eighths each) and every threshold (at most 256
+// boundaries and the sentinel): indexes masked with tableSize-1 need no bounds check.
+const tableSize = 64 << 3
+
 func newBounds(b []float64) *bounds {
-	bs := &bounds{b: b, ns: make([]int64, len(b)+1)}
+	bs := &bounds{b: b}
+	for i := range bs.ns {
+		bs.ns[i] = math.MaxInt64
+	}
 	for i, x := range b {
 		bs.ns[i] = maxNanos(x)
 	}
-	bs.ns[len(b)] = math.MaxInt64
 	for k := range bs.start {
 		low, ok := lowestOfKey(k)
 		if !ok {
@@ -187,8 +193,8 @@ func maxNanos(x float64) int64 {
 
 // gapBucket returns bucket(b, Seconds(ns)) for ns >= 0.
 func (bs *bounds) gapBucket(ns int64) int {
-	i := int(bs.start[gapKey(ns)])
-	for bs.ns[i] < ns {
+	i := int(bs.start[gapKey(ns)&(tableSize-1)])
+	for bs.ns[i&(tableSize-1)] < ns {
 		i++
 	}
 	return i
