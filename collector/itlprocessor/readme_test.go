@@ -12,10 +12,8 @@ import (
 // and every reason a span is counted as malformed.
 func TestREADME(t *testing.T) {
 	words := doccheck.Keys(createDefaultConfig())
-	for _, k := range []string{string(itlconv.TTFTSourceKey), string(itlconv.TPOTKey), string(itlconv.GapMaxKey),
-		string(itlconv.StallsKey), string(itlconv.TimelineSkippedKey), string(itlconv.ChunkCountKey)} {
-		words = append(words, k)
-	}
+	words = append(words, string(itlconv.TTFTSourceKey), string(itlconv.TPOTKey), string(itlconv.GapMaxKey),
+		string(itlconv.StallsKey), string(itlconv.TimelineSkippedKey), string(itlconv.ChunkCountKey))
 	for _, r := range genaispan.Reasons {
 		words = append(words, string(r))
 	}
