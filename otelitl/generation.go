@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -202,9 +204,11 @@ func (g *Generation) AddFinishReason(reason string) {
 	g.mu.Unlock()
 }
 
-// End ends the generation now. A non-nil err marks the span as failed with error.type (from
-// semconv.ErrorType: an error's ErrorType() method, else its type) and an error status; the chunks
-// that arrived before the failure still count. Only the first End or EndAt has an effect.
+// End ends the generation now. A non-nil err marks the span as failed with error.type (see
+// [ErrorType]) and an error status whose description is that error.type too, never err.Error():
+// an error's message may quote the provider's reply, and so the prompt, and nothing of the prompt
+// or the reply may reach a span. The chunks that arrived before the failure still count. Only the
+// first End or EndAt has an effect.
 func (g *Generation) End(err error) {
 	if g == nil || g.off {
 		return
@@ -224,15 +228,37 @@ func (g *Generation) EndAt(t time.Time, err error) {
 // ErrorType returns the error.type attribute End records for err: "cancelled" for a context
 // cancellation, "timeout" for a deadline, the value of an ErrorType() string method anywhere in the
 // chain (wrappers give API errors their HTTP status code this way), and otherwise what
-// semconv.ErrorType derives from the error's type.
+// semconv.ErrorType derives from the error's type (also when an ErrorType method returns ""). The
+// value is cut to itlconv.MaxErrorTypeLength (128) bytes on a rune boundary, invalid UTF-8 replaced,
+// since it is a metric attribute and the span status's description: any length an error type
+// chooses would reach every series.
 func ErrorType(err error) attribute.KeyValue {
 	switch {
 	case errors.Is(err, context.Canceled):
-		return semconv.ErrorTypeKey.String("cancelled")
+		return semconv.ErrorTypeKey.String(itlconv.ErrorTypeCancelled)
 	case errors.Is(err, context.DeadlineExceeded):
-		return semconv.ErrorTypeKey.String("timeout")
+		return semconv.ErrorTypeKey.String(itlconv.ErrorTypeTimeout)
 	}
-	return semconv.ErrorType(err)
+	kv := semconv.ErrorType(err)
+	if s := kv.Value.AsString(); len(s) > itlconv.MaxErrorTypeLength || !utf8.ValidString(s) {
+		kv = semconv.ErrorTypeKey.String(truncate(s, itlconv.MaxErrorTypeLength))
+	}
+	return kv
+}
+
+// truncate returns s cut to at most n bytes on a rune boundary, with invalid UTF-8 replaced.
+func truncate(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
 }
 
 func (g *Generation) end(endOff int64, err error) {
@@ -351,7 +377,9 @@ func (g *Generation) writeSpan(tl timeline.Timeline, endOff int64, err error, er
 	}
 	if err != nil {
 		attrs = append(attrs, errType)
-		g.span.SetStatus(codes.Error, err.Error())
+		// The description is the error.type, bounded and named by type or status code: an error's
+		// message may quote the provider's reply or the prompt, and none of it may reach a span.
+		g.span.SetStatus(codes.Error, errType.Value.AsString())
 	}
 	g.span.SetAttributes(attrs...)
 

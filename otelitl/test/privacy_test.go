@@ -15,9 +15,12 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	goopenai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/internal/wraptest"
+	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/anthropicitl"
 	"github.com/otelitl/itl/otelitl/goopenaiitl"
 	"github.com/otelitl/itl/otelitl/openaiitl"
@@ -129,5 +132,47 @@ func check(t *testing.T, exp *tracetest.InMemoryExporter) {
 		if strings.Contains(all, secret) {
 			t.Errorf("%s was recorded on a span: %s", secret, all)
 		}
+	}
+}
+
+// leaky is an error whose message quotes the prompt, as providers' error messages do ("Invalid
+// value in messages[0]: ...").
+type leaky struct{}
+
+func (leaky) Error() string { return "provider rejected the request: " + secretPrompt }
+
+// TestErrorMessagesNeverReachTheSpan ends generations with errors whose messages quote the prompt
+// and fails if the marker appears anywhere on the spans: the status description is the error.type.
+func TestErrorMessagesNeverReachTheSpan(t *testing.T) {
+	in, exp := wraptest.Tracing(t)
+	_, g := in.Start(context.Background(), otelitl.Request{Model: "m"})
+	g.Chunk(1)
+	g.End(fmt.Errorf("reading the stream: %w", errors.New("Invalid prompt: "+secretPrompt)))
+	_, g = in.Start(context.Background(), otelitl.Request{Model: "m"})
+	g.EndAt(time.Now(), leaky{})
+	checkErrors(t, exp, 2)
+}
+
+// checkErrors checks that exp holds n failed spans, each with an error.type and an error status,
+// and that the prompt's marker appears on none.
+func checkErrors(t *testing.T, exp *tracetest.InMemoryExporter, n int) {
+	t.Helper()
+	spans := exp.GetSpans()
+	if len(spans) != n {
+		t.Fatalf("%d spans, want %d", len(spans), n)
+	}
+	for _, s := range spans {
+		et := ""
+		for _, kv := range s.Attributes {
+			if kv.Key == semconv.ErrorTypeKey {
+				et = kv.Value.AsString()
+			}
+		}
+		if s.Status.Code != codes.Error || et == "" || s.Status.Description != et {
+			t.Errorf("status %+v, error.type %q: want an error status described by the error.type", s.Status, et)
+		}
+	}
+	if all := everything(spans); strings.Contains(all, secretPrompt) {
+		t.Errorf("%s was recorded on a span: %s", secretPrompt, all)
 	}
 }
