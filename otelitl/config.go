@@ -67,10 +67,13 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	})
 }
 
-// WithMeterProvider turns on the GenAI client metrics (time to first chunk, time per output chunk,
-// operation duration and token usage), recorded from that MeterProvider. Without it, or with nil, no
-// metrics are recorded: the collector's itl_metrics connector derives the same metrics from the
-// spans.
+// WithMeterProvider turns on the GenAI metrics, recorded from that MeterProvider. A CLIENT
+// generation records the client metrics (time to first chunk, one time per output chunk per gap,
+// operation duration and token usage); a SERVER generation ([Request].Kind) records the server
+// metrics instead (gen_ai.server.time_to_first_token, gen_ai.server.time_per_output_token per gap
+// over the later chunk's tokens, gen_ai.server.request.duration), and no token usage, for which
+// semantic conventions v1.41 define no server metric. Without it, or with nil, no metrics are
+// recorded: the collector's itl_metrics connector derives the same metrics from the spans.
 //
 // Metrics do not depend on trace sampling: a generation whose span is not sampled still records
 // its metrics.

@@ -36,6 +36,7 @@ type Generation struct {
 	ctx       context.Context
 	span      trace.Span
 	recording bool
+	server    bool // a SERVER generation: the server metrics, not the client ones
 	start     time.Time
 
 	operation, provider, model, address string
@@ -397,7 +398,11 @@ func (g *Generation) end(endOff int64, err error) {
 		g.span.End(trace.WithTimestamp(g.start.Add(time.Duration(r.end)))) // a span is ended, recording or not
 	}
 	if g.in.metrics != nil {
-		g.recordMetrics(&r)
+		if g.server {
+			g.recordServerMetrics(&r)
+		} else {
+			g.recordMetrics(&r)
+		}
 	}
 	// The span and the metrics hold copies: the buffers can serve the next generation.
 	putBuf(g.offsets)
@@ -573,7 +578,7 @@ func (g *Generation) metricAttrs() ([]attribute.KeyValue, attribute.Set) {
 	return attrs, attribute.NewSet(base...)
 }
 
-// recordMetrics records the client metrics.
+// recordMetrics records the client metrics of a CLIENT generation.
 func (g *Generation) recordMetrics(r *result) {
 	m := g.in.metrics
 	ctx := g.ctx
@@ -609,5 +614,32 @@ func (g *Generation) recordMetrics(r *result) {
 	}
 	if out >= 0 {
 		m.tokens.Record(ctx, out, op, prov, genaiconv.TokenTypeOutput, attrs...)
+	}
+}
+
+// recordServerMetrics records the server metrics of a SERVER generation, whose timeline is when the
+// server wrote each chunk. Semantic conventions v1.41 define no server token usage metric, so none
+// is recorded.
+func (g *Generation) recordServerMetrics(r *result) {
+	m := g.in.metrics
+	ctx := g.ctx
+	tl := r.tl
+	attrs, set := g.metricAttrs()
+
+	if r.ttft >= 0 {
+		m.serverTTFT.RecordSet(ctx, timeline.Seconds(r.ttft), set)
+	}
+	// One observation per gap, over the tokens of the chunk that ends it (itlconv's
+	// ServerTimePerOutputToken): a speculative-decoding step of k tokens is k tokens' time.
+	if gaps := tl.GapCount(); gaps > 0 && m.serverTPOT.Enabled(ctx) {
+		opt := metric.WithAttributeSet(set)
+		for i := range gaps {
+			m.serverTPOT.Inst().Record(ctx, tl.Gap(i)/float64(tl.TokensAt(i+1)), opt)
+		}
+	}
+	if r.failed {
+		m.serverDuration.Record(ctx, timeline.Seconds(r.end), genaiconv.OperationNameAttr(g.operation), genaiconv.ProviderNameAttr(g.provider), append(attrs[:len(attrs):len(attrs)], r.errType)...)
+	} else {
+		m.serverDuration.RecordSet(ctx, timeline.Seconds(r.end), set)
 	}
 }

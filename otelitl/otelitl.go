@@ -29,11 +29,17 @@ type Instrumentation struct {
 	metrics *instruments // nil without WithMeterProvider
 }
 
+// instruments are the client metrics, for CLIENT generations, and the server metrics, for SERVER
+// ones.
 type instruments struct {
 	ttft     genaiconv.ClientOperationTimeToFirstChunk
 	perChunk genaiconv.ClientOperationTimePerOutputChunk
 	duration genaiconv.ClientOperationDuration
 	tokens   genaiconv.ClientTokenUsage
+
+	serverTTFT     genaiconv.ServerTimeToFirstToken
+	serverTPOT     genaiconv.ServerTimePerOutputToken
+	serverDuration genaiconv.ServerRequestDuration
 }
 
 // New returns an Instrumentation configured by opts. Nil options are skipped.
@@ -61,9 +67,9 @@ func New(opts ...Option) *Instrumentation {
 	return in
 }
 
-// newInstruments creates the GenAI client instruments with the project's bucket boundaries. A
-// failure is reported to otel.Handle and leaves that instrument a no-op: instrumentation must never
-// stop the application.
+// newInstruments creates the GenAI client and server instruments with the project's bucket
+// boundaries. A failure is reported to otel.Handle and leaves that instrument a no-op:
+// instrumentation must never stop the application.
 func newInstruments(m metric.Meter) *instruments {
 	var (
 		ins instruments
@@ -79,6 +85,15 @@ func newInstruments(m metric.Meter) *instruments {
 		otel.Handle(err)
 	}
 	if ins.tokens, err = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(itlconv.TokenUsage.Buckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.serverTTFT, err = genaiconv.NewServerTimeToFirstToken(m, metric.WithExplicitBucketBoundaries(itlconv.ServerTimeToFirstToken.Buckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.serverTPOT, err = genaiconv.NewServerTimePerOutputToken(m, metric.WithExplicitBucketBoundaries(itlconv.ServerTimePerOutputToken.Buckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.serverDuration, err = genaiconv.NewServerRequestDuration(m, metric.WithExplicitBucketBoundaries(itlconv.ServerRequestDuration.Buckets...)); err != nil {
 		otel.Handle(err)
 	}
 	return &ins
@@ -198,6 +213,7 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		model:     req.Model,
 		address:   address,
 		port:      port,
+		server:    kind == trace.SpanKindServer,
 		usageIn:   -1,
 		usageOut:  -1,
 		max:       in.maxChunks,
