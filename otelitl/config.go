@@ -45,6 +45,7 @@ type config struct {
 	eventLimit     int
 	attrs          []attribute.KeyValue
 	cycleCounter   bool
+	maxChunks      int
 }
 
 // Option configures an Instrumentation.
@@ -66,8 +67,12 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	})
 }
 
-// WithMeterProvider turns on the GenAI client metrics (time to first chunk, time per output chunk,
-// operation duration and token usage), recorded from that MeterProvider. Without it no metrics are
+// WithMeterProvider turns on the GenAI metrics, recorded from that MeterProvider. A CLIENT
+// generation records the client metrics (time to first chunk, one time per output chunk per gap,
+// operation duration and token usage); a SERVER generation ([Request].Kind) records the server
+// metrics instead (gen_ai.server.time_to_first_token, gen_ai.server.time_per_output_token per gap
+// over the later chunk's tokens, gen_ai.server.request.duration), and no token usage, for which
+// semantic conventions v1.41 define no server metric. Without it, or with nil, no metrics are
 // recorded: the collector's itl_metrics connector derives the same metrics from the spans.
 //
 // Metrics do not depend on trace sampling: a generation whose span is not sampled still records
@@ -114,4 +119,24 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // global OpenTelemetry error handler is told.
 func WithCycleCounter(on bool) Option {
 	return optionFunc(func(c *config) { c.cycleCounter = on })
+}
+
+// WithMaxChunks caps the chunks one generation records; the default is itlconv.DefaultMaxChunks
+// (262,144), the collector's max_chunks, so that every timeline the client writes is one the
+// collector reads. Without a cap a runaway stream (a server looping, a replay gone wrong) would grow
+// a generation's timeline without end: ten million chunks took 1.15 GB at export.
+//
+// Past the cap a generation keeps its first n arrivals (so the time to first chunk and the early
+// gaps stay true) and only counts the rest: at End the span carries otelitl.chunk.dropped with how
+// many were not recorded, while otelitl.chunk.count stays the number received, so a reader sees
+// that the timeline is incomplete. The output token count is then known only from the provider's
+// usage ([Generation.SetUsage]); without it no output token usage is recorded. A generation's
+// timeline then holds at most 8 bytes per chunk of the cap (16 with per-chunk token counts), and
+// growing it allocates at most twice that. Values below 1 are ignored.
+func WithMaxChunks(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxChunks = n
+		}
+	})
 }

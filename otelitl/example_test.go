@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelitl/itl/otelitl"
 )
@@ -74,6 +75,35 @@ func ExampleWithMeterProvider() {
 	in := otelitl.New(otelitl.WithMeterProvider(otel.GetMeterProvider()))
 	_, g := in.Start(context.Background(), otelitl.Request{Provider: "anthropic", Model: "claude-sonnet-4-5"})
 	g.Chunk(1)
+	g.End(nil)
+}
+
+// A model server or gateway records its side of a streamed reply as a SERVER generation: the
+// timeline is when it wrote each chunk to the client, and with a MeterProvider it records the
+// GenAI server metrics (gen_ai.server.time_to_first_token, one gen_ai.server.time_per_output_token
+// per gap, gen_ai.server.request.duration) instead of the client ones.
+func ExampleRequest_server() {
+	in := otelitl.New(otelitl.WithMeterProvider(otel.GetMeterProvider()))
+	_, g := in.Start(context.Background(), otelitl.Request{
+		Operation: "chat", Provider: "openai", Model: "llama-3.1-70b",
+		Kind: trace.SpanKindServer,
+	})
+	for _, step := range []int{1, 1, 3} { // tokens per write: 3 from one speculative-decoding step
+		g.Chunk(step)
+	}
+	g.SetUsage(40, 5)
+	g.End(nil)
+}
+
+// The chunk cap bounds what one generation holds, for a service that replays untrusted recordings
+// or streams from servers it does not control. Past the cap the first chunks stay and the rest are
+// counted in otelitl.chunk.dropped.
+func ExampleWithMaxChunks() {
+	in := otelitl.New(otelitl.WithMaxChunks(1000), otelitl.WithEncoding(otelitl.EncodingCompact))
+	_, g := in.Start(context.Background(), otelitl.Request{Provider: "openai", Model: "gpt-4o"})
+	for range 1500 {
+		g.Chunk(1) // the last 500 are only counted: otelitl.chunk.count = 1500, otelitl.chunk.dropped = 500
+	}
 	g.End(nil)
 }
 

@@ -2,6 +2,7 @@ package otelitl
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -23,22 +24,31 @@ type Instrumentation struct {
 	eventLimit int
 	attrs      []attribute.KeyValue
 	cycles     bool // WithCycleCounter
+	maxChunks  int  // WithMaxChunks
 
 	metrics *instruments // nil without WithMeterProvider
 }
 
+// instruments are the client metrics, for CLIENT generations, and the server metrics, for SERVER
+// ones.
 type instruments struct {
 	ttft     genaiconv.ClientOperationTimeToFirstChunk
 	perChunk genaiconv.ClientOperationTimePerOutputChunk
 	duration genaiconv.ClientOperationDuration
 	tokens   genaiconv.ClientTokenUsage
+
+	serverTTFT     genaiconv.ServerTimeToFirstToken
+	serverTPOT     genaiconv.ServerTimePerOutputToken
+	serverDuration genaiconv.ServerRequestDuration
 }
 
-// New returns an Instrumentation configured by opts.
+// New returns an Instrumentation configured by opts. Nil options are skipped.
 func New(opts ...Option) *Instrumentation {
-	c := config{encoding: EncodingAuto, eventLimit: itlconv.DefaultEventLimit, cycleCounter: true}
+	c := config{encoding: EncodingAuto, eventLimit: itlconv.DefaultEventLimit, cycleCounter: true, maxChunks: itlconv.DefaultMaxChunks}
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	if c.tracerProvider == nil {
 		c.tracerProvider = otel.GetTracerProvider()
@@ -49,6 +59,7 @@ func New(opts ...Option) *Instrumentation {
 		eventLimit: c.eventLimit,
 		attrs:      c.attrs,
 		cycles:     c.cycleCounter,
+		maxChunks:  c.maxChunks,
 	}
 	if c.meterProvider != nil {
 		in.metrics = newInstruments(c.meterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL)))
@@ -56,9 +67,9 @@ func New(opts ...Option) *Instrumentation {
 	return in
 }
 
-// newInstruments creates the GenAI client instruments with the project's bucket boundaries. A
-// failure is reported to otel.Handle and leaves that instrument a no-op: instrumentation must never
-// stop the application.
+// newInstruments creates the GenAI client and server instruments with the project's bucket
+// boundaries. A failure is reported to otel.Handle and leaves that instrument a no-op:
+// instrumentation must never stop the application.
 func newInstruments(m metric.Meter) *instruments {
 	var (
 		ins instruments
@@ -76,6 +87,15 @@ func newInstruments(m metric.Meter) *instruments {
 	if ins.tokens, err = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(itlconv.TokenUsage.Buckets...)); err != nil {
 		otel.Handle(err)
 	}
+	if ins.serverTTFT, err = genaiconv.NewServerTimeToFirstToken(m, metric.WithExplicitBucketBoundaries(itlconv.ServerTimeToFirstToken.Buckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.serverTPOT, err = genaiconv.NewServerTimePerOutputToken(m, metric.WithExplicitBucketBoundaries(itlconv.ServerTimePerOutputToken.Buckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if ins.serverDuration, err = genaiconv.NewServerRequestDuration(m, metric.WithExplicitBucketBoundaries(itlconv.ServerRequestDuration.Buckets...)); err != nil {
+		otel.Handle(err)
+	}
 	return &ins
 }
 
@@ -87,11 +107,21 @@ type Request struct {
 	Provider string
 	// Model is gen_ai.request.model.
 	Model string
-	// ServerAddress and ServerPort are server.address and server.port; empty and 0 are omitted.
+	// ServerAddress and ServerPort are server.address and server.port. An empty address is
+	// omitted, and so is one longer than a host name can be (255 bytes) and a port outside
+	// 1..65535, which no server listens on.
 	ServerAddress string
 	ServerPort    int
 	// StartTime is when the request started. Zero means now. Arrivals are measured from it with the
 	// monotonic clock when it carries a monotonic reading (as time.Now() does).
+	//
+	// Any time is taken as given, since a replay (ChunkAt, EndAt) may start long ago. But no arrival
+	// is recorded more than itlconv.MaxDuration (24 h) away from it, live or replayed: with a
+	// StartTime more than that before now, every live Chunk is dropped (counted in
+	// otelitl.chunk.dropped) and End ends the span at its last recorded arrival, or at StartTime;
+	// with a StartTime in the future, live arrivals lie before the start and are recorded at the
+	// start (dropped if more than 24 h before it), and End ends the span at its start. Leave it zero
+	// unless the request really started earlier than Start.
 	StartTime time.Time
 	// Attributes are added to this generation's span only.
 	Attributes []attribute.KeyValue
@@ -102,14 +132,27 @@ type Request struct {
 }
 
 // disabled is the Generation handed out when nothing would be recorded: its methods return at once.
-var disabled = &Generation{off: true}
+// Any Generation not made by Start is inert alike.
+var disabled = &Generation{}
+
+// validPort reports whether p is a TCP or UDP port a server can listen on.
+func validPort(p int) bool { return p > 0 && p <= 65535 }
 
 // Start starts a generation span as a child of the span in ctx and returns the context that holds
-// it. The caller must call End (or EndAt) on the Generation, on every path, as with any span.
+// it. The caller must call End (or EndAt) on the Generation, on every path, as with any span. A nil
+// ctx is taken as context.Background(), as instrumentation must never panic where the
+// uninstrumented code would not have.
 //
 // When the span is not recording and no metrics are configured, the Generation returned is an inert
-// one whose methods do nothing and allocate nothing.
+// one whose methods do nothing and allocate nothing. So is the one a nil (or zero) Instrumentation
+// returns, with ctx unchanged.
 func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Context, *Generation) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if in == nil || in.tracer == nil {
+		return ctx, disabled
+	}
 	start := req.StartTime
 	if start.IsZero() {
 		start = time.Now()
@@ -137,11 +180,15 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		attrs = append(attrs, semconv.GenAIRequestModel(req.Model))
 	}
 	attrs = append(attrs, semconv.GenAIRequestStream(true))
-	if req.ServerAddress != "" {
-		attrs = append(attrs, semconv.ServerAddress(req.ServerAddress))
+	address := ""
+	if req.ServerAddress != "" && len(req.ServerAddress) <= maxAddressLength {
+		address = req.ServerAddress
+		attrs = append(attrs, semconv.ServerAddress(address))
 	}
-	if req.ServerPort > 0 {
-		attrs = append(attrs, semconv.ServerPort(req.ServerPort))
+	port := 0
+	if validPort(req.ServerPort) {
+		port = req.ServerPort
+		attrs = append(attrs, semconv.ServerPort(port))
 	}
 	attrs = append(attrs, in.attrs...)
 	attrs = append(attrs, req.Attributes...)
@@ -155,6 +202,7 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		return ctx, disabled
 	}
 	g := &Generation{
+		on:        true,
 		in:        in,
 		ctx:       ctx,
 		span:      span,
@@ -163,10 +211,13 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		operation: op,
 		provider:  req.Provider,
 		model:     req.Model,
-		address:   req.ServerAddress,
-		port:      req.ServerPort,
+		address:   address,
+		port:      port,
+		server:    kind == trace.SpanKindServer,
 		usageIn:   -1,
 		usageOut:  -1,
+		max:       in.maxChunks,
+		firstDrop: math.MaxInt64,
 	}
 	if in.cycles && cycles.Usable() {
 		g.ticks = true

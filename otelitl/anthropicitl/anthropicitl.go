@@ -25,7 +25,13 @@
 // Chunks are read off the response body as the SDK's decoder pulls it, so their times are the
 // arrivals the application sees. ping events, message_start, signature and citation deltas do not
 // count. The generation ends when the stream's body ends or fails, or when the stream is closed: a
-// stream closed before message_stop is recorded with error.type "cancelled".
+// stream closed before message_stop is recorded with error.type "cancelled", and one whose body
+// ended cleanly before message_stop with "incomplete_stream".
+//
+// API errors carry their HTTP status code as error.type, and error events their error type (such as
+// "overloaded_error"). The span's status description is that error.type, never an error message,
+// which may quote the provider's reply. The application sees exactly the stream, events and errors
+// the SDK gives; only the span records more.
 package anthropicitl
 
 import (
@@ -92,14 +98,11 @@ func streamErr(err error) error {
 // "overloaded_error".
 type StreamError struct{ Type, Message string }
 
-func (e *StreamError) Error() string     { return "anthropic stream error: " + e.Type + ": " + e.Message }
-func (e *StreamError) ErrorType() string { return e.Type }
+func (e *StreamError) Error() string { return "anthropic stream error: " + e.Type + ": " + e.Message }
 
-// errIncomplete ends a generation whose body ended before message_stop.
-type incomplete struct{}
-
-func (incomplete) Error() string     { return "anthropic stream ended before message_stop" }
-func (incomplete) ErrorType() string { return "incomplete_stream" }
+// ErrorType returns the event's error type, or "stream_error" when it had none or one that is no
+// error code (free text, which must not reach a span).
+func (e *StreamError) ErrorType() string { return wrap.Code(e.Type, "stream_error") }
 
 // observer reads the SSE stream as it passes to the SDK's decoder.
 type observer struct {
@@ -221,10 +224,8 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		if o.err != nil {
 			o.s.Done(o.err)
-		} else if o.s.Finished() {
-			o.s.Done(nil)
 		} else {
-			o.s.Done(incomplete{})
+			o.s.Done(nil) // incomplete_stream unless message_stop came
 		}
 	case err != nil:
 		o.s.Done(err)

@@ -16,7 +16,12 @@
 //
 // The generation ends at io.EOF, at an error, or at Close; a stream closed before the reply
 // finished is recorded with error.type "cancelled". API errors carry their HTTP status code as
-// error.type.
+// error.type, and an error the server sends in the stream "stream_error". A stream that ends
+// (io.EOF) before any choice's finish_reason was cut off: its span ends with error.type
+// "incomplete_stream" (the SDK returns io.EOF alike for [DONE] and for the end of the body, so
+// [DONE] alone does not count). The span's status description is the error.type, never an error
+// message, which may quote the provider's reply. Recv, Close and the other methods return exactly
+// what the SDK's do.
 package goopenaiitl
 
 import (
@@ -63,7 +68,9 @@ type ChatCompletionStream struct {
 func CreateChatCompletionStream(ctx context.Context, in *otelitl.Instrumentation, client *openai.Client, req openai.ChatCompletionRequest, opts ...Option) (*ChatCompletionStream, error) {
 	c := config{baseURL: openai.DefaultConfig("").BaseURL, provider: Provider}
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	addr, port := wrap.ServerOf(c.baseURL)
 	ctx, g := in.Start(ctx, otelitl.Request{Operation: "chat", Provider: c.provider, Model: req.Model, ServerAddress: addr, ServerPort: port})
@@ -91,16 +98,18 @@ func (s *ChatCompletionStream) Recv() (openai.ChatCompletionStreamResponse, erro
 	return resp, err
 }
 
-// Close closes the stream and ends its generation if the stream has not ended yet.
+// Close closes the stream, ends its generation if the stream has not ended yet, and returns the
+// SDK's Close error.
 func (s *ChatCompletionStream) Close() error {
-	s.ChatCompletionStream.Close()
+	err := s.ChatCompletionStream.Close()
 	s.s.Closed()
-	return nil
+	return err
 }
 
 // Observe records one stream response on g: a chunk when it carries generated content, the
 // response id and model, finish reasons and usage. It reports whether the response shows the reply
-// complete (a finish reason or the usage).
+// complete: a choice's finish reason. Usage alone does not, since some servers send it with every
+// chunk.
 func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse) (finished bool) {
 	if r.ID != "" {
 		g.SetResponseID(r.ID)
@@ -110,7 +119,6 @@ func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse) (fini
 	}
 	if r.Usage != nil {
 		g.SetUsage(r.Usage.PromptTokens, r.Usage.CompletionTokens)
-		finished = true
 	}
 	content := false
 	for _, ch := range r.Choices {
@@ -134,10 +142,15 @@ func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse) (fini
 	return finished
 }
 
+// apiErr names an API error by its status code, and an error the server sent in the stream (an
+// APIError without a status) "stream_error".
 func apiErr(err error) error {
 	var ae *openai.APIError
-	if errors.As(err, &ae) && ae.HTTPStatusCode > 0 {
-		return wrap.Status(err, ae.HTTPStatusCode)
+	if errors.As(err, &ae) {
+		if ae.HTTPStatusCode > 0 {
+			return wrap.Status(err, ae.HTTPStatusCode)
+		}
+		return &wrap.TypedError{Err: err, Type: "stream_error"}
 	}
 	var re *openai.RequestError
 	if errors.As(err, &re) && re.HTTPStatusCode > 0 {

@@ -17,6 +17,17 @@
 // chunks do not count. The generation ends when the stream ends, fails or is closed; a stream
 // closed before the reply finished is recorded with error.type "cancelled". Usage is recorded when
 // the server sends it: set stream_options.include_usage to get it from OpenAI.
+//
+// # Errors
+//
+// API errors carry their HTTP status code as error.type, error events in a Chat Completions stream
+// "stream_error", and a Responses API response.failed or error event its error code. A stream that
+// ends cleanly without its protocol's end marker (a Chat Completions choice's finish_reason; a
+// Responses API response.completed, response.incomplete or response.failed) was cut off: its span
+// ends with error.type "incomplete_stream". The SDK reports [DONE] and the end of the body alike, so
+// [DONE] alone does not count as the end marker. In every case the span's status description is
+// the error.type: no error message, which may quote the provider's reply, reaches the span. The
+// application sees exactly the stream, values and errors the SDK gives; only the span records more.
 package openaiitl
 
 import (
@@ -50,7 +61,7 @@ func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts 
 }
 
 // streamErr names an API error by its status code, and an error event in the stream
-// "stream_error".
+// "stream_error". A nil err stays nil.
 func streamErr(err error) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) && apiErr.StatusCode > 0 {
@@ -104,7 +115,8 @@ func (it *chatIterator) Close() error {
 
 // ObserveChatChunk records one Chat Completions chunk on g: a chunk of generated content, the
 // response id and model, finish reasons and usage. It reports whether the chunk shows the reply
-// complete (a finish reason or the usage). Use it when you drive a stream yourself.
+// complete: a choice's finish reason. Usage alone does not, since some servers send it with every
+// chunk. Use it when you drive a stream yourself.
 func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk) (finished bool) {
 	if c.ID != "" {
 		g.SetResponseID(c.ID)
@@ -114,7 +126,6 @@ func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk) (fini
 	}
 	if c.JSON.Usage.Valid() {
 		g.SetUsage(int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens))
-		finished = true
 	}
 	content := false
 	for _, ch := range c.Choices {
@@ -167,7 +178,7 @@ func (it *responseIterator) Next() bool {
 	if !it.inner.Next() {
 		err := streamErr(it.inner.Err())
 		if err == nil {
-			err = it.err
+			err = it.err // nil too: Done tells a completed response from a cut-off one
 		}
 		it.s.Done(err)
 		return false
@@ -205,13 +216,9 @@ type ResponseError struct {
 
 func (e *ResponseError) Error() string { return "openai response failed: " + e.Code + ": " + e.Message }
 
-// ErrorType returns the error code, or "response_failed" when the event had none.
-func (e *ResponseError) ErrorType() string {
-	if e.Code == "" {
-		return "response_failed"
-	}
-	return e.Code
-}
+// ErrorType returns the error code, or "response_failed" when the event had none or one that is no
+// code (see the package's Errors section).
+func (e *ResponseError) ErrorType() string { return wrap.Code(e.Code, "response_failed") }
 
 // ObserveResponseEvent records one Responses API stream event on g. It reports whether the event
 // completes the response, and the failure a response.failed or error event reports.

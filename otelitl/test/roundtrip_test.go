@@ -15,6 +15,7 @@ import (
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/internal/sdkptrace"
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -123,3 +124,38 @@ func TestOtelitlRoundTrip(t *testing.T) {
 const tol = 1e-9
 
 func near(a, b float64) bool { return math.Abs(a-b) <= tol }
+
+// TestCappedTimelineRoundTrip: the collector's reader sees a timeline cut at the chunk cap as
+// valid but incomplete, in either encoding: its gaps are true gaps, its time to first chunk comes
+// from the span's attribute, and it yields no token sum, while the provider's usage still counts.
+func TestCappedTimelineRoundTrip(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	d := genaispan.New(genaispan.Config{StallThreshold: itlconv.DefaultStallThreshold})
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingEvents, otelitl.EncodingCompact} {
+		for _, usage := range []int{-1, 77} {
+			exp.Reset()
+			in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc), otelitl.WithMaxChunks(20))
+			start := time.Now()
+			_, g := in.Start(context.Background(), otelitl.Request{Model: "m", StartTime: start})
+			for i := range 60 {
+				g.ChunkAt(start.Add(time.Duration(200+10*i)*time.Millisecond), 1)
+			}
+			g.SetUsage(-1, usage)
+			g.EndAt(start.Add(time.Second), nil)
+			span := sdkptrace.Traces(exp.GetSpans().Snapshots()).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			r := d.Decode(span)
+			f, _ := d.Figures(&r, span.Attributes(), false)
+			if !r.Valid || r.Complete || r.Timeline.Len() != 20 {
+				t.Fatalf("%s: valid %v complete %v chunks %d; want a valid, incomplete timeline of 20", enc, r.Valid, r.Complete, r.Timeline.Len())
+			}
+			if !f.HasTTFT || !near(f.TTFT, 0.2) || !f.HasGaps || !near(f.MaxGap, 0.01) {
+				t.Errorf("%s: ttft %v (%v), max gap %v (%v); want 0.2 and 0.01", enc, f.TTFT, f.HasTTFT, f.MaxGap, f.HasGaps)
+			}
+			if f.HasOutputTokens != (usage >= 0) || (usage >= 0 && f.OutputTokens != int64(usage)) || f.HasTPOT {
+				t.Errorf("%s, usage %d: output tokens %d (%v), tpot %v: want the usage only, and no TPOT", enc, usage, f.OutputTokens, f.HasOutputTokens, f.HasTPOT)
+			}
+		}
+	}
+}

@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
 
 // Server returns server.address and server.port for a request URL, with the scheme's default port
-// when the URL names none.
+// when the URL names none; "", 0 for a URL without a host.
 func Server(u *url.URL) (string, int) {
-	if u == nil {
+	if u == nil || u.Hostname() == "" {
 		return "", 0
 	}
 	port, err := strconv.Atoi(u.Port())
@@ -49,6 +50,27 @@ func (e *TypedError) ErrorType() string { return e.Type }
 // Status names err by an HTTP status code.
 func Status(err error, status int) error { return &TypedError{Err: err, Type: strconv.Itoa(status)} }
 
+// maxCodeLength bounds an error code taken from a provider's reply.
+const maxCodeLength = 64
+
+// Code returns a provider's error code (an error event's type, a response's error code) when it
+// looks like one: 1 to 64 ASCII letters, digits, '_', '-' or '.', as every documented code does.
+// Anything else (prose a proxy put there, a message echoing the prompt) gives fallback: error.type
+// and the span status take their text from this code, and no free text from a provider may reach
+// a span.
+func Code(code, fallback string) string {
+	if code == "" || len(code) > maxCodeLength {
+		return fallback
+	}
+	for i := 0; i < len(code); i++ {
+		c := code[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fallback
+		}
+	}
+	return code
+}
+
 // ErrClosedEarly ends a generation whose stream the application closed before the reply finished.
 // Its error.type is "cancelled", as for a context cancellation: the client gave up on the reply.
 var ErrClosedEarly error = closedEarly{}
@@ -56,14 +78,25 @@ var ErrClosedEarly error = closedEarly{}
 type closedEarly struct{}
 
 func (closedEarly) Error() string     { return "otelitl: stream closed before the reply finished" }
-func (closedEarly) ErrorType() string { return "cancelled" }
+func (closedEarly) ErrorType() string { return itlconv.ErrorTypeCancelled }
+
+// ErrIncomplete ends a generation whose stream ended cleanly (EOF, no error) without its protocol's
+// end marker: the reply was cut off, though the SDK reports no error. Its error.type is
+// "incomplete_stream". Only the span says so: the application still sees what the SDK returned.
+var ErrIncomplete error = incomplete{}
+
+type incomplete struct{}
+
+func (incomplete) Error() string     { return "otelitl: stream ended without its end marker" }
+func (incomplete) ErrorType() string { return itlconv.ErrorTypeIncompleteStream }
 
 // Stream tracks the end of one wrapped stream: the generation ends exactly once, with the stream's
-// error, with nil after a finished reply, or with ErrClosedEarly when the application closes the
-// stream before the reply finished.
+// error, with nil after a finished reply, with ErrIncomplete when the stream ended cleanly before
+// the reply finished, or with ErrClosedEarly when the application closes the stream before the
+// reply finished.
 type Stream struct {
 	G        *otelitl.Generation
-	finished atomic.Bool // the provider said the reply is complete (a finish or stop reason, usage)
+	finished atomic.Bool // the provider sent its protocol's end marker (finish reason, message_stop, ...)
 }
 
 // MarkFinished records that the provider said the reply is complete. Safe to call while another
@@ -73,9 +106,14 @@ func (s *Stream) MarkFinished() { s.finished.Store(true) }
 // Finished reports whether MarkFinished was called.
 func (s *Stream) Finished() bool { return s.finished.Load() }
 
-// Done ends the generation when the stream reports its end, err being the stream's error (nil at a
-// clean end of stream).
-func (s *Stream) Done(err error) { s.G.End(err) }
+// Done ends the generation when the stream reports its end, err being the stream's error: nil at a
+// clean end of stream, which ends it with ErrIncomplete unless MarkFinished was called.
+func (s *Stream) Done(err error) {
+	if err == nil && !s.finished.Load() {
+		err = ErrIncomplete
+	}
+	s.G.End(err)
+}
 
 // Closed ends the generation when the application closes the stream; a stream that already ended
 // keeps its first End.

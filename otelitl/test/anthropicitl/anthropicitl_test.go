@@ -8,6 +8,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -163,13 +164,42 @@ func TestErrorEventMidStream(t *testing.T) {
 	}
 }
 
+// drain reads a stream to its end and returns what the application sees.
+func drain(s *ssestream.Stream[anthropic.MessageStreamEventUnion]) (int, error) {
+	n := 0
+	for s.Next() {
+		n++
+	}
+	return n, s.Err()
+}
+
+// TestBodyEndsBeforeMessageStop: a body that ends cleanly before message_stop was cut off: the span
+// says incomplete_stream, while the application sees what the SDK alone gives.
 func TestBodyEndsBeforeMessageStop(t *testing.T) {
-	_, in, exp, c := setup(t, events[:8])
-	stream := anthropicitl.NewStreaming(context.Background(), in, &c.Messages, params)
-	for stream.Next() {
+	srv, in, exp, c := setup(t, events[:8])
+	plain := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	plainN, plainErr := drain(plain.Messages.NewStreaming(context.Background(), params))
+
+	n, err := drain(anthropicitl.NewStreaming(context.Background(), in, &c.Messages, params))
+	if n != plainN || err != plainErr {
+		t.Errorf("the application sees %d events and %v, the SDK alone %d and %v", n, err, plainN, plainErr)
 	}
 	_, a := wraptest.OneSpan(t, exp)
-	if got := a["error.type"].AsString(); got != "incomplete_stream" {
-		t.Errorf("error.type %q, want incomplete_stream", got)
+	if got := a["error.type"].AsString(); got != itlconv.ErrorTypeIncompleteStream {
+		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeIncompleteStream)
+	}
+}
+
+// TestErrorEventTypeIsACode: an error event whose type is no error code (prose a proxy put there) is
+// named stream_error.
+func TestErrorEventTypeIsACode(t *testing.T) {
+	for typ, want := range map[string]string{
+		"overloaded_error":                  "overloaded_error",
+		"":                                  "stream_error",
+		"the prompt you sent was too long.": "stream_error",
+	} {
+		if got := (&anthropicitl.StreamError{Type: typ, Message: "m"}).ErrorType(); got != want {
+			t.Errorf("type %q: error type %q, want %q", typ, got, want)
+		}
 	}
 }

@@ -134,3 +134,147 @@ func TestCloseEarlyAndErrors(t *testing.T) {
 		t.Errorf("error.type %q, want 503", got)
 	}
 }
+
+// recvAll reads a stream until Recv fails and returns the responses read and the last error.
+func recvAll(recv func() (openai.ChatCompletionStreamResponse, error)) (int, error) {
+	n := 0
+	for {
+		if _, err := recv(); err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+func finish(reason string) wraptest.Event {
+	return wraptest.Event{Data: `{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}`}
+}
+
+// TestIncompleteStream: a stream that ends (io.EOF) before any finish_reason was cut off: the span
+// says incomplete_stream, while Recv returns exactly what the SDK's does.
+func TestIncompleteStream(t *testing.T) {
+	content := []wraptest.Event{events[0], events[2], events[3]}
+	usage := events[7]
+	for _, tc := range []struct {
+		name string
+		evs  []wraptest.Event
+		want string
+	}{
+		{"cut off", content, itlconv.ErrorTypeIncompleteStream},
+		{"usage and [DONE] without finish_reason", append(content[:3:3], usage, wraptest.Event{Data: `[DONE]`}), itlconv.ErrorTypeIncompleteStream},
+		{"finish_reason without [DONE]", append(content[:3:3], finish("stop")), ""},
+		{"finish_reason and [DONE]", append(content[:3:3], finish("stop"), usage, wraptest.Event{Data: `[DONE]`}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _, create, attrs := setup(t, tc.evs)
+			cfg := openai.DefaultConfig("test")
+			cfg.BaseURL = srv.URL + "/v1"
+			plain, err := openai.NewClientWithConfig(cfg).CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{Model: "gpt-4o-mini"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plainN, plainErr := recvAll(plain.Recv)
+			_ = plain.Close()
+
+			s, err := create()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := recvAll(s.Recv)
+			if n != plainN || err != plainErr || err != io.EOF {
+				t.Errorf("Recv gave %d responses and %v, the SDK alone %d and %v", n, err, plainN, plainErr)
+			}
+			_ = s.Close()
+			a := attrs()
+			if got := a["error.type"].AsString(); got != tc.want {
+				t.Errorf("error.type %q, want %q", got, tc.want)
+			}
+			if a[itlconv.ChunkCountKey].AsInt64() != 2 {
+				t.Errorf("chunk.count %v, want 2", a[itlconv.ChunkCountKey].Emit())
+			}
+		})
+	}
+}
+
+// TestStreamErrorEvent: an error the server sends in the stream is named stream_error.
+func TestStreamErrorEvent(t *testing.T) {
+	_, _, create, attrs := setup(t, append(events[:3:3], wraptest.Event{Data: `{"error":{"message":"overloaded","type":"server_error"}}`}))
+	s, err := create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recvAll(s.Recv); err == nil || errors.Is(err, io.EOF) {
+		t.Fatalf("want the stream's error, got %v", err)
+	}
+	if got := attrs()["error.type"].AsString(); got != "stream_error" {
+		t.Errorf("error.type %q, want stream_error", got)
+	}
+}
+
+// closeFails is a client whose responses' bodies fail to close.
+type closeFails struct{}
+
+var errClose = errors.New("close failed")
+
+func (closeFails) Do(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultClient.Do(req)
+	if err == nil {
+		res.Body = failingBody{res.Body}
+	}
+	return res, err
+}
+
+type failingBody struct{ io.ReadCloser }
+
+func (b failingBody) Close() error { _ = b.ReadCloser.Close(); return errClose }
+
+// TestCloseReturnsTheSDKsError: Close returns what the SDK stream's Close returns.
+func TestCloseReturnsTheSDKsError(t *testing.T) {
+	srv := wraptest.NewServer(t, events, time.Millisecond)
+	in, exp := wraptest.Tracing(t)
+	cfg := openai.DefaultConfig("test")
+	cfg.BaseURL = srv.URL + "/v1"
+	cfg.HTTPClient = closeFails{}
+	s, err := goopenaiitl.CreateChatCompletionStream(context.Background(), in, openai.NewClientWithConfig(cfg), openai.ChatCompletionRequest{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); !errors.Is(err, errClose) {
+		t.Errorf("Close returned %v, want the SDK's %v", err, errClose)
+	}
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a["error.type"].AsString(); got != itlconv.ErrorTypeCancelled {
+		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeCancelled)
+	}
+
+	// And nil when the SDK's Close succeeds.
+	cfg.HTTPClient = &http.Client{}
+	s, err = goopenaiitl.CreateChatCompletionStream(context.Background(), in, openai.NewClientWithConfig(cfg), openai.ChatCompletionRequest{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close returned %v", err)
+	}
+}
+
+// TestNilOptionAndInstrumentation: a nil Option is skipped, and without an Instrumentation the
+// stream reads as the SDK's.
+func TestNilOptionAndInstrumentation(t *testing.T) {
+	srv := wraptest.NewServer(t, events, time.Millisecond)
+	cfg := openai.DefaultConfig("test")
+	cfg.BaseURL = srv.URL + "/v1"
+	for _, in := range []*otelitl.Instrumentation{otelitl.New(), nil} {
+		s, err := goopenaiitl.CreateChatCompletionStream(context.Background(), in, openai.NewClientWithConfig(cfg), openai.ChatCompletionRequest{Model: "m"}, nil, goopenaiitl.WithBaseURL(cfg.BaseURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := recvAll(s.Recv); n != len(events)-1 || err != io.EOF {
+			t.Errorf("read %d responses and %v", n, err)
+		}
+		_ = s.Close()
+	}
+}

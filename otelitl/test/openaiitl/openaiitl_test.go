@@ -220,3 +220,120 @@ func TestResponseFailed(t *testing.T) {
 		t.Errorf("chunk.count %v, want 1", a[itlconv.ChunkCountKey])
 	}
 }
+
+// drain reads a stream to its end and returns what the application sees: the events' count and
+// the error.
+func drain[T any](s interface {
+	Next() bool
+	Current() T
+	Err() error
+}) (int, error) {
+	n := 0
+	for s.Next() {
+		n++
+	}
+	return n, s.Err()
+}
+
+func finishChunk(reason string) wraptest.Event {
+	return wraptest.Event{Data: `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}`}
+}
+
+var usageChunk = wraptest.Event{Data: `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`}
+
+// TestChatIncompleteStream: a Chat Completions stream that ends cleanly before any finish_reason was
+// cut off: the span says incomplete_stream, while the application sees what the SDK alone gives.
+func TestChatIncompleteStream(t *testing.T) {
+	content := []wraptest.Event{chatEvents[0], chatEvents[2], chatEvents[3]}
+	for _, tc := range []struct {
+		name   string
+		events []wraptest.Event
+		want   string // error.type; "" for a success
+	}{
+		{"cut off", content, itlconv.ErrorTypeIncompleteStream},
+		// Usage is no end marker (some servers send it with every chunk), and the SDK ends at [DONE]
+		// as it ends at the end of the body.
+		{"usage and [DONE] without finish_reason", append(content[:3:3], usageChunk, wraptest.Event{Data: `[DONE]`}), itlconv.ErrorTypeIncompleteStream},
+		{"finish_reason without [DONE]", append(content[:3:3], finishChunk("stop")), ""},
+		{"finish_reason and [DONE]", append(content[:3:3], finishChunk("length"), usageChunk, wraptest.Event{Data: `[DONE]`}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := wraptest.NewServer(t, tc.events, time.Millisecond)
+			c := client(srv)
+			plainN, plainErr := drain[openai.ChatCompletionChunk](c.Chat.Completions.NewStreaming(context.Background(), chatParams))
+
+			in, exp := wraptest.Tracing(t)
+			n, err := drain[openai.ChatCompletionChunk](openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams))
+			if n != plainN || err != plainErr {
+				t.Errorf("the application sees %d events and error %v, the SDK alone %d and %v", n, err, plainN, plainErr)
+			}
+			span, a := wraptest.OneSpan(t, exp)
+			got := a[semconv.ErrorTypeKey]
+			if got.AsString() != tc.want || (tc.want != "") != (span.Status.Code == codes.Error) {
+				t.Errorf("error.type %q status %v, want %q", got.AsString(), span.Status, tc.want)
+			}
+			if a[itlconv.ChunkCountKey].AsInt64() != 2 {
+				t.Errorf("chunk.count %v, want the 2 received", a[itlconv.ChunkCountKey].Emit())
+			}
+		})
+	}
+}
+
+// TestResponseIncompleteStream: a Responses API stream that ends cleanly before response.completed,
+// response.incomplete or response.failed was cut off.
+func TestResponseIncompleteStream(t *testing.T) {
+	d := resp("response.output_text.delta", `,"item_id":"i","output_index":0,"content_index":0,"delta":"Hi"`)
+	d.Content = true
+	response := `,"response":{"id":"resp_1","object":"response","created_at":1,"model":"gpt-4.1","status":"%s","output":[]%s}`
+	for _, tc := range []struct {
+		name   string
+		events []wraptest.Event
+		want   string
+	}{
+		{"cut off", []wraptest.Event{resp("response.created", sprintf(response, "in_progress", "")), d, d}, itlconv.ErrorTypeIncompleteStream},
+		{"completed", []wraptest.Event{d, resp("response.completed", sprintf(response, "completed", ""))}, ""},
+		{"incomplete", []wraptest.Event{d, resp("response.incomplete", sprintf(response, "incomplete", `,"incomplete_details":{"reason":"max_output_tokens"}`))}, ""},
+		{"failed", []wraptest.Event{d, resp("response.failed", sprintf(response, "failed", `,"error":{"code":"server_error","message":"boom"}`))}, "server_error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := wraptest.NewServer(t, tc.events, time.Millisecond)
+			c := client(srv)
+			params := responses.ResponseNewParams{Model: "gpt-4.1"}
+			plainN, plainErr := drain[responses.ResponseStreamEventUnion](c.Responses.NewStreaming(context.Background(), params))
+
+			in, exp := wraptest.Tracing(t)
+			n, err := drain[responses.ResponseStreamEventUnion](openaiitl.NewResponseStreaming(context.Background(), in, &c.Responses, params))
+			if n != plainN || err != plainErr {
+				t.Errorf("the application sees %d events and error %v, the SDK alone %d and %v", n, err, plainN, plainErr)
+			}
+			span, a := wraptest.OneSpan(t, exp)
+			if got := a[semconv.ErrorTypeKey].AsString(); got != tc.want || (tc.want != "") != (span.Status.Code == codes.Error) {
+				t.Errorf("error.type %q status %v, want %q", got, span.Status, tc.want)
+			}
+		})
+	}
+}
+
+// TestResponseErrorCodeIsACode: an error event's code that is no code (prose a proxy put there)
+// does not become the error.type.
+func TestResponseErrorCodeIsACode(t *testing.T) {
+	for code, want := range map[string]string{
+		"rate_limit_exceeded":              "rate_limit_exceeded",
+		"":                                 "response_failed",
+		"Your request mentioned something": "response_failed",
+	} {
+		if got := (&openaiitl.ResponseError{Code: code, Message: "m"}).ErrorType(); got != want {
+			t.Errorf("code %q: error type %q, want %q", code, got, want)
+		}
+	}
+}
+
+// TestNilInstrumentation: without an Instrumentation the wrapper returns the SDK's stream as is.
+func TestNilInstrumentation(t *testing.T) {
+	srv := wraptest.NewServer(t, chatEvents, time.Millisecond)
+	c := client(srv)
+	n, err := drain[openai.ChatCompletionChunk](openaiitl.NewChatStreaming(context.Background(), nil, &c.Chat.Completions, chatParams))
+	if n != len(chatEvents)-1 || err != nil {
+		t.Errorf("read %d events, error %v", n, err)
+	}
+}
