@@ -145,8 +145,8 @@ func TestCappedTimelineRoundTrip(t *testing.T) {
 			g.SetUsage(-1, usage)
 			g.EndAt(start.Add(time.Second), nil)
 			span := sdkptrace.Traces(exp.GetSpans().Snapshots()).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-			r := d.Decode(span)
-			f, _ := d.Figures(&r, span.Attributes(), false)
+			r := d.Read(span, false)
+			f := r.Figures
 			if !r.Valid || r.Complete || r.Timeline.Len() != 20 {
 				t.Fatalf("%s: valid %v complete %v chunks %d; want a valid, incomplete timeline of 20", enc, r.Valid, r.Complete, r.Timeline.Len())
 			}
