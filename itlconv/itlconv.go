@@ -87,8 +87,12 @@ const (
 	// than this after the start (ChunkAt), and the collector reads no figure from a span that lasts
 	// longer (its start is missing or wrong). Reasoning models stream for tens of minutes, not days.
 	MaxDuration = 24 * time.Hour
-	// MaxErrorTypeLength is the longest error.type either side records; a longer one is cut.
+	// MaxErrorTypeLength is the longest error.type either side records, in bytes; a longer one is
+	// cut on a rune boundary (invalid UTF-8 replaced).
 	MaxErrorTypeLength = 128
+	// MaxValueLength is the longest string value the client records (gen_ai.response.model,
+	// gen_ai.response.id, a finish reason) and the connector's default for a dimension value.
+	MaxValueLength = 256
 	// MaxTokens is the most tokens one generation, or one chunk, may report: a larger count (or a
 	// non-integral, negative or non-finite one) is malformed and yields no token figure.
 	MaxTokens = 1_000_000_000
@@ -104,6 +108,13 @@ const (
 	// ErrorTypeIncompleteStream: the stream ended cleanly, but without its protocol's end marker
 	// (a finish event, [DONE], message_stop): the reply was cut off.
 	ErrorTypeIncompleteStream = "incomplete_stream"
+	// ErrorTypeStreamError: an error event inside the stream, whose type or code is missing or not
+	// a code (free text is never recorded).
+	ErrorTypeStreamError = "stream_error"
+	// ErrorTypeResponseFailed: an OpenAI Responses stream ended in response.failed without a code.
+	ErrorTypeResponseFailed = "response_failed"
+	// ErrorTypePanic: the handler serving a generation panicked.
+	ErrorTypePanic = "panic"
 )
 
 // Values of metric attributes.

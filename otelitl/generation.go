@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -63,12 +62,13 @@ type Generation struct {
 // IsRecording reports whether this generation records anything: a span or metrics.
 func (g *Generation) IsRecording() bool { return g != nil && g.on }
 
-// maxChunkTokens bounds one chunk's token count, so that no count a caller passes can overflow the
-// timeline's token sum (2^31 tokens times DefaultMaxChunks chunks is far below 2^63).
-const maxChunkTokens = math.MaxInt32
+// maxChunkTokens bounds one chunk's token count where the collector does (itlconv.MaxTokens), so
+// that no count a caller passes can overflow the timeline's token sum (10^9 tokens times
+// DefaultMaxChunks chunks is far below 2^63) or make the span malformed to a reader.
+const maxChunkTokens = itlconv.MaxTokens
 
 // Chunk records that a chunk carrying tokens tokens arrived now. A chunk carries at least one token:
-// smaller counts are recorded as 1, and counts above 2^31-1 as 2^31-1. Past the chunk cap
+// smaller counts are recorded as 1, and counts above itlconv.MaxTokens (10^9) as 10^9. Past the chunk cap
 // ([WithMaxChunks]) the chunk is only counted. This is the hot path: it reads a clock and appends,
 // about 13 ns with the cycle counter (see [WithCycleCounter]) and 34 ns with time.Since on the
 // project's machine.
@@ -231,7 +231,7 @@ func (g *Generation) SetUsage(inputTokens, outputTokens int) {
 const (
 	// maxValueLength bounds gen_ai.response.model, gen_ai.response.id and each finish reason, in
 	// bytes; a longer value is cut on a rune boundary.
-	maxValueLength = 256
+	maxValueLength = itlconv.MaxValueLength
 	// maxFinishReasons bounds gen_ai.response.finish_reasons: one per choice, and OpenAI allows at
 	// most 128 choices. Further reasons are ignored.
 	maxFinishReasons = 128

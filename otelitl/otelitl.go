@@ -129,6 +129,10 @@ type Request struct {
 	// application calling a model, or trace.SpanKindServer for a server or gateway answering one,
 	// whose timeline is when each chunk was written to the client.
 	Kind trace.SpanKind
+	// NonStreaming says the request asked for one whole reply rather than a stream (an HTTP
+	// instrumentation sees either): gen_ai.request.stream is then left out, which is how the
+	// semantic conventions say "not streamed". Its chunks, if any, are still recorded.
+	NonStreaming bool
 }
 
 // disabled is the Generation handed out when nothing would be recorded: its methods return at once.
@@ -179,7 +183,9 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 	if req.Model != "" {
 		attrs = append(attrs, semconv.GenAIRequestModel(req.Model))
 	}
-	attrs = append(attrs, semconv.GenAIRequestStream(true))
+	if !req.NonStreaming {
+		attrs = append(attrs, semconv.GenAIRequestStream(true))
+	}
 	address := ""
 	if req.ServerAddress != "" && len(req.ServerAddress) <= maxAddressLength {
 		address = req.ServerAddress

@@ -13,6 +13,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // Type is the connector's type in collector configuration.
@@ -30,7 +31,7 @@ const Version = "0.1.0"
 
 const (
 	defaultCardinalityLimit = 10000
-	defaultValueMaxLength   = 256
+	defaultValueMaxLength   = itlconv.MaxValueLength
 	defaultExemplars        = 5
 	defaultFlushInterval    = 15 * time.Second
 	defaultExpiration       = 5 * time.Minute

@@ -49,6 +49,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
@@ -102,7 +103,7 @@ func (e *StreamError) Error() string { return "anthropic stream error: " + e.Typ
 
 // ErrorType returns the event's error type, or "stream_error" when it had none or one that is no
 // error code (free text, which must not reach a span).
-func (e *StreamError) ErrorType() string { return wrap.Code(e.Type, "stream_error") }
+func (e *StreamError) ErrorType() string { return wrap.Code(e.Type, itlconv.ErrorTypeStreamError) }
 
 // observer reads the SSE stream as it passes to the SDK's decoder.
 type observer struct {

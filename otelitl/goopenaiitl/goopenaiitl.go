@@ -31,6 +31,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
@@ -150,7 +151,7 @@ func apiErr(err error) error {
 		if ae.HTTPStatusCode > 0 {
 			return wrap.Status(err, ae.HTTPStatusCode)
 		}
-		return &wrap.TypedError{Err: err, Type: "stream_error"}
+		return &wrap.TypedError{Err: err, Type: itlconv.ErrorTypeStreamError}
 	}
 	var re *openai.RequestError
 	if errors.As(err, &re) && re.HTTPStatusCode > 0 {

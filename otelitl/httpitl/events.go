@@ -77,7 +77,7 @@ func (incompleteError) ErrorType() string { return itlconv.ErrorTypeIncompleteSt
 var errIncomplete error = incompleteError{}
 
 // streamErrorType is the error.type of an error event that names no type or code.
-const streamErrorType = "stream_error"
+const streamErrorType = itlconv.ErrorTypeStreamError
 
 // boundType makes an error event's type or code fit error.type: valid UTF-8 without control
 // characters, at most itlconv.MaxErrorTypeLength bytes.

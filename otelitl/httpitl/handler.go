@@ -14,6 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
@@ -72,7 +73,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // errPanic ends the generation of a handler that panicked (http.ErrAbortHandler included); the
 // panic goes on to the server.
-var errPanic error = &wrap.TypedError{Err: errors.New("httpitl: the handler panicked"), Type: "panic"}
+var errPanic error = &wrap.TypedError{Err: errors.New("httpitl: the handler panicked"), Type: itlconv.ErrorTypePanic}
 
 // hostPort returns server.address and server.port as the client addressed the server.
 func hostPort(r *http.Request) (string, int) {

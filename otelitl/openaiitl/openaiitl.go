@@ -40,6 +40,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
@@ -69,7 +70,7 @@ func streamErr(err error) error {
 	}
 	var sErr *ssestream.StreamError
 	if errors.As(err, &sErr) {
-		return &wrap.TypedError{Err: err, Type: "stream_error"}
+		return &wrap.TypedError{Err: err, Type: itlconv.ErrorTypeStreamError}
 	}
 	return err
 }
@@ -218,7 +219,7 @@ func (e *ResponseError) Error() string { return "openai response failed: " + e.C
 
 // ErrorType returns the error code, or "response_failed" when the event had none or one that is no
 // code (see the package's Errors section).
-func (e *ResponseError) ErrorType() string { return wrap.Code(e.Code, "response_failed") }
+func (e *ResponseError) ErrorType() string { return wrap.Code(e.Code, itlconv.ErrorTypeResponseFailed) }
 
 // ObserveResponseEvent records one Responses API stream event on g. It reports whether the event
 // completes the response, and the failure a response.failed or error event reports.

@@ -432,8 +432,8 @@ func TestAbsurdValues(t *testing.T) {
 	if n := len(a[semconv.GenAIResponseIDKey].AsString()); n != 256 {
 		t.Errorf("response id of %d bytes, want 256", n)
 	}
-	if got := fmt.Sprint(a[itlconv.ChunkTokensKey].AsInt64Slice()); got != fmt.Sprint([]int64{math.MaxInt32, 1}) {
-		t.Errorf("tokens %s, want [2^31-1 1]", got)
+	if got := fmt.Sprint(a[itlconv.ChunkTokensKey].AsInt64Slice()); got != fmt.Sprint([]int64{itlconv.MaxTokens, 1}) {
+		t.Errorf("tokens %s, want [%d 1]: a chunk counts at most itlconv.MaxTokens", got, itlconv.MaxTokens)
 	}
 
 	exp.Reset()

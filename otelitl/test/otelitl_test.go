@@ -662,3 +662,21 @@ func TestSpanKind(t *testing.T) {
 		}
 	}
 }
+
+// TestNonStreaming: a request that asked for a whole reply carries no gen_ai.request.stream, as the
+// conventions say "not streamed"; a streamed one carries true.
+func TestNonStreaming(t *testing.T) {
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp))
+	for _, nonStreaming := range []bool{false, true} {
+		exp.Reset()
+		r := req
+		r.NonStreaming = nonStreaming
+		_, g := in.Start(context.Background(), r)
+		g.End(nil)
+		v, ok := attrMap(exp.GetSpans()[0].Attributes)[semconv.GenAIRequestStreamKey]
+		if nonStreaming == ok || ok && !v.AsBool() {
+			t.Errorf("NonStreaming %v: gen_ai.request.stream present %v value %v", nonStreaming, ok, v.Emit())
+		}
+	}
+}
