@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROM_MODULE_VERSION=v0.316.0 # Prometheus 3.16.0
+PROM_VERSION=3.16.0           # stamped into the build, so that `prometheus --version` tells
 BIN="$PWD/.bin"
 mkdir -p "$BIN"
 want="$BIN/prometheus-$PROM_MODULE_VERSION"
@@ -31,7 +32,9 @@ fi
 echo "building Prometheus 3 (github.com/prometheus/prometheus $PROM_MODULE_VERSION) into .bin with go install: about four minutes, once"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$tmp" go install "github.com/prometheus/prometheus/cmd/prometheus@$PROM_MODULE_VERSION")
+(cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$tmp" go install \
+  -ldflags "-X github.com/prometheus/common/version.Version=$PROM_VERSION -X github.com/prometheus/common/version.Branch=module" \
+  "github.com/prometheus/prometheus/cmd/prometheus@$PROM_MODULE_VERSION")
 mv "$tmp/prometheus" "$want"
 ln -sf "$want" "$BIN/prometheus"
 echo "built $want"
