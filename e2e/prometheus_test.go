@@ -58,6 +58,7 @@ type proc struct {
 	done chan struct{}
 	once sync.Once
 	name string
+	log  string // the file its output goes to
 }
 
 // stop interrupts the process and waits for it, killing it after 10s.
@@ -87,7 +88,7 @@ func start(t *testing.T, name string, env []string, bin string, args ...string) 
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{}), name: name}
+	p := &proc{cmd: cmd, done: make(chan struct{}), name: name, log: logPath}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stop()
