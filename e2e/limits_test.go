@@ -54,13 +54,12 @@ type clientSpec struct {
 
 // shippedSetup is a shipped config started against test backends.
 type shippedSetup struct {
-	name    string
-	ports   collectorPorts
-	client  clientSpec
-	env     []string
-	scrape  string // the prometheus exporter's endpoint
-	proc    *proc
-	backend *limitedBackend
+	name   string
+	ports  collectorPorts
+	client clientSpec
+	env    []string
+	scrape string // the prometheus exporter's endpoint
+	proc   *proc
 }
 
 // shippedEnv returns the environment that runs config against the given backends (OTLP/gRPC, and
