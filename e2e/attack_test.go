@@ -86,8 +86,8 @@ func TestShippedConfigsUnderAttack(t *testing.T) {
 
 			var wg sync.WaitGroup
 			wg.Go(func() { probePartialHeader(t, s, headerTimeout) })
-			wg.Go(func() { probeSilentConns(t, "http", s.ports.http, 200, headerTimeout+5*time.Second) })
-			wg.Go(func() { probeSilentConns(t, "grpc", s.ports.grpc, 50, grpcHandshakeTimeout+15*time.Second) })
+			wg.Go(func() { probeSilentConns(t, "http", s.ports.http, 200, headerTimeout+10*time.Second) })
+			wg.Go(func() { probeSilentConns(t, "grpc", s.ports.grpc, 50, grpcHandshakeTimeout+30*time.Second) })
 			wg.Go(func() { probeRequiredVars(t, cfg, s) })
 			if strings.HasPrefix(s.name, "debug") {
 				wg.Go(func() { probeDebugLog(t, s) })
@@ -190,7 +190,7 @@ func probePartialHeader(t *testing.T, s shippedSetup, timeout time.Duration) {
 		t.Errorf("writing a partial header: %v", err)
 		return
 	}
-	limit := timeout + 5*time.Second
+	limit := timeout + 10*time.Second // scheduling slack on a loaded machine
 	_ = c.SetReadDeadline(begin.Add(limit + 10*time.Second))
 	_, err = io.Copy(io.Discard, c)
 	held := time.Since(begin)

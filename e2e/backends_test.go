@@ -111,6 +111,12 @@ func (b *limitedBackend) observations(metric string) (series int, count uint64) 
 	return len(b.latest[metric]), count
 }
 
+func (b *limitedBackend) hasMetrics() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.sizes) > 0
+}
+
 func (b *limitedBackend) spanCount() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -286,7 +286,25 @@ func replayHostile(t *testing.T, cases []hostileCase) {
 		}
 		return len(received) >= len(cases)
 	})
-	time.Sleep(3 * time.Second) // the connector's flushes of the last spans
+	// The connector's flushes of the last spans: until every case has metric points, or 30 s.
+	waitFor(30*time.Second, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		models := map[string]bool{}
+		for _, md := range b.hostileMetrics {
+			pwalk.Metrics(md, func(m pmetric.Metric) {
+				if m.Type() == pmetric.MetricTypeHistogram {
+					for i := range m.Histogram().DataPoints().Len() {
+						if v, ok := m.Histogram().DataPoints().At(i).Attributes().Get("gen_ai.request.model"); ok {
+							models[v.Str()] = true
+						}
+					}
+				}
+			})
+		}
+		return len(models) >= len(cases)
+	})
+	time.Sleep(2 * time.Second) // and one more flush: nothing non-finite may follow
 	for id, want := range sent {
 		name := names[id]
 		got, ok := received[id]

@@ -244,7 +244,7 @@ func TestConnectorFlushFitsBackendLimit(t *testing.T) {
 		}
 		return true
 	}
-	ok := waitFor(60*time.Second, done)
+	ok := waitFor(2*time.Minute, done)
 	for m, want := range metrics {
 		n, c := b.observations(m)
 		if n != models || c != want {
@@ -325,7 +325,7 @@ func TestLongRepliesThroughEveryConfig(t *testing.T) {
 				}
 			}
 			accepted := map[string]float64{}
-			waitFor(30*time.Second, func() bool {
+			waitFor(time.Minute, func() bool {
 				accepted = telemetry(t, s.ports.telemetry, "otelcol_receiver_accepted_spans", "transport")
 				return accepted["grpc"] >= gens && accepted["http"] >= gens
 			})
@@ -334,12 +334,33 @@ func TestLongRepliesThroughEveryConfig(t *testing.T) {
 				t.Errorf("the receiver accepted %v and refused %v spans by transport, want %d accepted on each and none refused", accepted, refused, gens)
 			}
 			if forwardsSpans.MatchString(mustRead(t, cfg)) {
-				if !waitFor(60*time.Second, func() bool { return b.spanCount() >= 2*gens }) || b.spanCount() != 2*gens || b.refused.Load() != 0 {
+				if !waitFor(2*time.Minute, func() bool { return b.spanCount() >= 2*gens }) || b.spanCount() != 2*gens || b.refused.Load() != 0 {
 					t.Errorf("the backend received %d spans of %d (%d messages refused for size)", b.spanCount(), 2*gens, b.refused.Load())
 				}
 			}
-			t.Logf("%s: the largest client request was %d bytes; %v spans accepted; the backend received %d spans, its largest message %d bytes",
-				s.name, largest, accepted, b.spanCount(), b.maxMsg)
+			// The connector saw every span too: its duration count, where the metrics are readable
+			// as cumulative totals (the scrape endpoint, or an OTLP backend without delta).
+			var durations float64
+			switch {
+			case strings.Contains(mustRead(t, cfg), "exporters: [prometheus]"):
+				waitFor(time.Minute, func() bool {
+					durations = scrapeSum(t, s.scrape, "gen_ai_client_operation_duration_seconds_count")
+					return durations >= 2*gens
+				})
+			case b.hasMetrics() && !strings.Contains(mustRead(t, cfg), "aggregation_temporality: delta"):
+				waitFor(time.Minute, func() bool {
+					_, c := b.observations("gen_ai.client.operation.duration")
+					durations = float64(c)
+					return durations >= 2*gens
+				})
+			default:
+				durations = -1 // not readable here (remote write, delta, the log)
+			}
+			if durations != -1 && durations != 2*gens {
+				t.Errorf("the connector counted %v generations, want %d", durations, 2*gens)
+			}
+			t.Logf("%s: the largest client request was %d bytes; %v spans accepted; the connector counted %v generations (-1: not readable here); the backend received %d spans, its largest message %d bytes",
+				s.name, largest, accepted, durations, b.spanCount(), b.maxMsg)
 			writeReport(t, "LIMITS_REPORT", fmt.Sprintf("%s: %d generations x %d chunks per protocol: largest client request %d bytes; accepted %v; backend spans %d, largest message %d bytes\n",
 				s.name, gens, chunks, largest, accepted, b.spanCount(), b.maxMsg))
 		})
@@ -348,6 +369,17 @@ func TestLongRepliesThroughEveryConfig(t *testing.T) {
 
 // forwardsSpans matches a config whose traces pipeline exports spans over OTLP.
 var forwardsSpans = regexp.MustCompile(`(?m)^    traces:.*\n(?:      .*\n)*?      exporters: \[[^\]]*otlp_(grpc|http)[\],]`)
+
+// scrapeSum reads a Prometheus scrape endpoint and adds up the samples of a metric.
+func scrapeSum(t *testing.T, addr, metric string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	return sumSamples(resp.Body, metric, "")[""]
+}
 
 func mustRead(t *testing.T, p string) string {
 	t.Helper()
