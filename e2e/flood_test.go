@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,6 +56,11 @@ func TestCardinalityFlood(t *testing.T) {
 		"collector RSS steady %.0f MiB (median of the last third of %d samples), peak %.0f MiB (VmHWM); CPU %.1f s\n",
 		r.spans, rate, effective, limit == 0, flush, maxPts, overflow, distinct, ttfts, r.spans,
 		float64(steady)/(1<<20), len(r.rss), float64(peak)/(1<<20), r.cpu)
+	var samples []string
+	for _, v := range r.rss {
+		samples = append(samples, fmt.Sprintf("%.0f", float64(v)/(1<<20)))
+	}
+	report += "RSS once a second (MiB): " + strings.Join(samples, " ") + "\n"
 	t.Log("\n" + report)
 	writeReport(t, "FLOOD_REPORT", report)
 	// The bound is generous: the figures above are what to watch and cut.
