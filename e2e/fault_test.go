@@ -90,10 +90,7 @@ func totalAcrossResets(series map[string][]float64) float64 {
 // itself, and checks that Prometheus ends up with exactly what was sent.
 func TestFault(t *testing.T) {
 	requireE2E(t)
-	promBin := os.Getenv("PROMETHEUS_BIN")
-	if promBin == "" {
-		promBin = "prometheus"
-	}
+	promBin := prometheusBin(t)
 	outage := time.Duration(envInt("FAULT_OUTAGE", 20)) * time.Second
 	bin := buildCollector(t)
 	promAddr, otlp := freePort(t), freePort(t)

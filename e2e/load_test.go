@@ -19,7 +19,10 @@ import (
 )
 
 // loadConfig is the collector of the load test: the itl processor and the itl_metrics connector
-// (delta, so that the sink can add up every flush) in front of an OTLP sink.
+// (delta, so that the sink can add up every flush) in front of an OTLP sink. Its placeholders are
+// the receiver's endpoint, the flush interval, the cardinality limit line and the sink's endpoint.
+// The exporter cuts requests to 3 MiB as the shipped configs do: the sink keeps gRPC's default
+// 4 MiB limit, and a flush of thousands of series is larger.
 const loadConfig = `
 receivers:
   otlp:
@@ -35,16 +38,21 @@ processors:
 connectors:
   itl_metrics:
     aggregation_temporality: delta
-    metrics_flush_interval: 2s
-    aggregation_cardinality_limit: %d
+    metrics_flush_interval: %s
+%s
 exporters:
-  otlp/sink:
+  otlp_grpc/sink:
     endpoint: %s
     tls:
       insecure: true
+    timeout: 30s
     sending_queue:
       enabled: true
       queue_size: 20000
+      batch:
+        sizer: bytes
+        max_size: 3145728
+        flush_timeout: 200ms
 service:
   telemetry:
     metrics:
@@ -53,10 +61,10 @@ service:
     traces:
       receivers: [otlp]
       processors: [itl, batch]
-      exporters: [itl_metrics, otlp/sink]
+      exporters: [itl_metrics, otlp_grpc/sink]
     metrics:
       receivers: [itl_metrics]
-      exporters: [otlp/sink]
+      exporters: [otlp_grpc/sink]
 `
 
 type loadResult struct {
@@ -67,16 +75,32 @@ type loadResult struct {
 	rss                         []int64 // sampled once a second
 }
 
-// runLoad starts the collector with loadConfig and sends generations at rate per second, each of
-// chunks chunks, for seconds, naming the model with model(i); it returns what was sent and how
+// loadOptions shape a load: rate generations per second, each of chunks chunks, for seconds, the
+// model named model(i); the connector flushing every flush (default 2s) with the cardinality limit
+// cardinality (0: the connector's default).
+type loadOptions struct {
+	rate, chunks, seconds, cardinality int
+	flush                              time.Duration
+	model                              func(i int64) string
+}
+
+// runLoad starts the collector with loadConfig and sends the load; it returns what was sent and how
 // the collector fared. Arrivals are replayed with ChunkAt, so the sender costs little CPU.
-func runLoad(t *testing.T, rate, chunks, seconds, cardinality int, model func(i int64) string) (*sink, loadResult) {
+func runLoad(t *testing.T, o loadOptions) (*sink, loadResult) {
 	t.Helper()
+	rate, chunks, seconds, model := o.rate, o.chunks, o.seconds, o.model
+	if o.flush == 0 {
+		o.flush = 2 * time.Second
+	}
+	limit := "" // the connector's default
+	if o.cardinality > 0 {
+		limit = fmt.Sprintf("    aggregation_cardinality_limit: %d", o.cardinality)
+	}
 	bin := buildCollector(t)
 	sk, sinkAddr := startSink(t)
 	otlp := freePort(t)
 	cfgPath := filepath.Join(t.TempDir(), "load.yaml")
-	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, loadConfig, otlp, cardinality, sinkAddr), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, loadConfig, otlp, o.flush, limit, sinkAddr), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	col := start(t, "otelcol-itl", nil, bin, "--config", cfgPath)
@@ -189,7 +213,8 @@ func waitTCP(t *testing.T, addr string, timeout time.Duration) {
 func TestLoad(t *testing.T) {
 	requireE2E(t)
 	rate, chunks, seconds := envInt("LOAD_RATE", 1000), envInt("LOAD_CHUNKS", 200), envInt("LOAD_SECONDS", 60)
-	sk, r := runLoad(t, rate, chunks, seconds, 10000, func(i int64) string { return fmt.Sprintf("model-%d", i%8) })
+	sk, r := runLoad(t, loadOptions{rate: rate, chunks: chunks, seconds: seconds, cardinality: 10000,
+		model: func(i int64) string { return fmt.Sprintf("model-%d", i%8) }})
 	spans, gaps, stalls := sk.snapshot()
 	sk.mu.Lock()
 	ttfts := sk.counts["gen_ai.client.operation.time_to_first_chunk"]

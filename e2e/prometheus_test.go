@@ -52,24 +52,13 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// buildCollector builds cmd/otelcol-itl once per test binary.
-func buildCollector(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "otelcol-itl")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join(repoRoot(), "cmd", "otelcol-itl") // its own module
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building otelcol-itl: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // proc is a process the test started; it is stopped when the test ends, if not before.
 type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	once sync.Once
 	name string
+	log  string // the file its output goes to
 }
 
 // stop interrupts the process and waits for it, killing it after 10s.
@@ -99,7 +88,7 @@ func start(t *testing.T, name string, env []string, bin string, args ...string) 
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{}), name: name}
+	p := &proc{cmd: cmd, done: make(chan struct{}), name: name, log: logPath}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stop()
@@ -290,34 +279,55 @@ func bucketOf(bounds []float64, v float64) (float64, float64) {
 	return lo, math.Inf(1)
 }
 
-// TestPrometheus runs the built distribution with exporter-config/prometheus.yaml, a real Prometheus
-// scraping it, sends generations whose every arrival is known, and checks what Prometheus stores.
-func TestPrometheus(t *testing.T) {
-	requireE2E(t)
-	promBin := os.Getenv("PROMETHEUS_BIN")
-	if promBin == "" {
-		promBin = "prometheus"
-	}
-	if _, err := exec.LookPath(promBin); err != nil {
-		t.Fatalf("no Prometheus binary (%s): run `make e2e`, which installs Debian's prometheus", promBin)
-	}
-	bin := buildCollector(t)
-	otlp, scrape, health, promAddr := freePort(t), freePort(t), freePort(t), freePort(t)
-	start(t, "otelcol-itl", []string{
-		"OTLP_GRPC_ENDPOINT=" + otlp, "OTLP_HTTP_ENDPOINT=" + freePort(t), "PROMETHEUS_ENDPOINT=" + scrape,
-		"HEALTH_CHECK_ENDPOINT=" + health, "ITL_FLUSH_INTERVAL=1s",
-	}, bin, "--config", filepath.Join(repoRoot(), "exporter-config", "prometheus.yaml"))
-	waitHTTP(t, "http://"+health+"/", 30*time.Second)
+// intake is a way the metrics reach Prometheus, each with its shipped config.
+type intake struct {
+	name, config string
+	promFlags    []string
+	// env gives the collector the variables that point the config at Prometheus.
+	env func(promAddr, scrapeAddr string) []string
+	// scrape is true when Prometheus scrapes the collector.
+	scrape bool
+}
 
-	dir := t.TempDir()
-	promCfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promCfg, fmt.Appendf(nil, "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: otelcol-itl\n    static_configs:\n      - targets: [%q]\n", scrape), 0o644); err != nil {
-		t.Fatal(err)
+var intakes = map[string]intake{
+	"scrape": {name: "scrape", config: "prometheus.yaml", scrape: true,
+		env: func(_, scrape string) []string { return []string{"PROMETHEUS_ENDPOINT=" + scrape} }},
+	"remote-write": {name: "remote-write", config: "prometheusremotewrite.yaml", promFlags: []string{"--web.enable-remote-write-receiver"},
+		env: func(prom, _ string) []string {
+			return []string{"PROMETHEUS_REMOTE_WRITE_URL=http://" + prom + "/api/v1/write"}
+		}},
+	"otlp": {name: "otlp", config: "prometheus-otlp.yaml", promFlags: []string{"--web.enable-otlp-receiver"},
+		env: func(prom, _ string) []string { return []string{"PROMETHEUS_OTLP_URL=http://" + prom + "/api/v1/otlp"} }},
+}
+
+// TestPrometheus runs the built distribution with exporter-config/prometheus.yaml, a real Prometheus 3
+// scraping it, sends generations whose every arrival is known, and checks what Prometheus stores.
+func TestPrometheus(t *testing.T) { testIntake(t, intakes["scrape"]) }
+
+// TestPrometheusRemoteWrite is TestPrometheus through exporter-config/prometheusremotewrite.yaml into
+// Prometheus 3's remote-write receiver (--web.enable-remote-write-receiver).
+func TestPrometheusRemoteWrite(t *testing.T) { testIntake(t, intakes["remote-write"]) }
+
+// TestPrometheusOTLP is TestPrometheus through exporter-config/prometheus-otlp.yaml: the otlphttp
+// exporter straight into Prometheus 3's native OTLP intake (/api/v1/otlp, --web.enable-otlp-receiver),
+// which names the series as the scrape endpoint does.
+func TestPrometheusOTLP(t *testing.T) { testIntake(t, intakes["otlp"]) }
+
+func testIntake(t *testing.T, in intake) {
+	requireE2E(t)
+	bin := buildCollector(t)
+	ports := newCollectorPorts(t)
+	scrape := freePort(t)
+	promCfg := "global:\n  scrape_interval: 1s\n"
+	if in.scrape {
+		promCfg += fmt.Sprintf("scrape_configs:\n  - job_name: otelcol-itl\n    static_configs:\n      - targets: [%q]\n", scrape)
 	}
-	start(t, "prometheus", nil, promBin, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr, "--web.enable-remote-write-receiver")
-	prom := "http://" + promAddr
-	waitHTTP(t, prom+"/-/ready", 30*time.Second)
+	prom := startPrometheus(t, promCfg, in.promFlags...)
+	promAddr := strings.TrimPrefix(prom, "http://")
+	start(t, "otelcol-itl", append(append(ports.env(), "ITL_FLUSH_INTERVAL=1s"), in.env(promAddr, scrape)...),
+		bin, "--config", filepath.Join(repoRoot(), "exporter-config", in.config))
+	waitHTTP(t, "http://"+ports.health+"/", 30*time.Second)
+	otlp := ports.grpc
 
 	gens, want := plan()
 	half := len(gens) / 2
@@ -402,7 +412,7 @@ func waitForCount(t *testing.T, prom string, n int) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	names := promQuery(t, prom, `count by (__name__) ({job="otelcol-itl"})`, "__name__")
+	names := promQuery(t, prom, `count by (__name__) ({__name__=~"gen_ai_.+|otelitl_.+"})`, "__name__")
 	t.Fatalf("Prometheus holds %v generations after 60s, want %d; series names: %v", got, n, names)
 }
 

@@ -160,6 +160,9 @@ func (h *httpSink) record(md pmetric.Metrics) {
 	})
 }
 
+// gatewayToken is the token the gateway's receivers require of clients (GATEWAY_TOKEN).
+const gatewayToken = "e2e-client-token"
+
 // gateway is one otelcol-itl running exporter-config/gateway.yaml.
 type gateway struct {
 	*proc
@@ -167,15 +170,15 @@ type gateway struct {
 	env      []string
 }
 
-// startGateway runs the shipped gateway.yaml on loopback ports with TLS, sending to the OTLP/HTTP
-// backend at backend and queueing in queueDir.
+// startGateway runs the shipped gateway.yaml on loopback ports with TLS and the client token,
+// sending to the OTLP/HTTP backend at backend and queueing in queueDir.
 func startGateway(t *testing.T, bin, name, certFile, keyFile, backend, queueDir string) *gateway {
 	t.Helper()
 	grpcAddr, health := freePort(t), freePort(t)
 	env := []string{
 		"GATEWAY_GRPC_ENDPOINT=" + grpcAddr, "GATEWAY_HTTP_ENDPOINT=" + freePort(t),
 		"TLS_CERT_FILE=" + certFile, "TLS_KEY_FILE=" + keyFile,
-		"OTLP_HTTP_URL=http://" + backend, "OTLP_TOKEN=e2e-token",
+		"OTLP_HTTP_URL=http://" + backend, "OTLP_TOKEN=e2e-token", "GATEWAY_TOKEN=" + gatewayToken,
 		"ITL_QUEUE_DIR=" + queueDir, "ITL_FLUSH_INTERVAL=1s",
 		"HEALTH_CHECK_ENDPOINT=" + health, "PPROF_ENDPOINT=" + freePort(t), "TELEMETRY_PORT=" + portOf(freePort(t)),
 	}
@@ -189,6 +192,7 @@ func startGateway(t *testing.T, bin, name, certFile, keyFile, backend, queueDir 
 func tlsSender(t *testing.T, endpoint string, pool *x509.CertPool, service string) (*sdktrace.TracerProvider, *otelitl.Instrumentation) {
 	t.Helper()
 	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint),
+		otlptracegrpc.WithHeaders(map[string]string{"authorization": "Bearer " + gatewayToken}),
 		otlptracegrpc.WithTLSCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})),
 		otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 2 * time.Minute}))
 	if err != nil {

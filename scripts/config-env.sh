@@ -3,4 +3,5 @@
 tmp_env_dir=$(mktemp -d)
 export OTLP_ENDPOINT=127.0.0.1:14317 OTLP_TOKEN=test-token OTLP_HTTP_URL=http://127.0.0.1:14318 \
   PROMETHEUS_REMOTE_WRITE_URL=http://127.0.0.1:19090/api/v1/write \
+  PROMETHEUS_OTLP_URL=http://127.0.0.1:19090/api/v1/otlp GATEWAY_TOKEN=test-gateway-token \
   TLS_CERT_FILE="$tmp_env_dir/cert.pem" TLS_KEY_FILE="$tmp_env_dir/key.pem" ITL_QUEUE_DIR="$tmp_env_dir/queue"

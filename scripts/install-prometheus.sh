@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Makes a Prometheus 3 server binary available to the end-to-end tests as .bin/prometheus: the
-# `prometheus` on PATH when it is version 3 or later, else one built from source at a pinned
-# version with `go install` (no root needed; about four minutes on two cores the first time, then
-# kept in .bin and in the Go caches). PROMETHEUS_BIN names another binary to use instead.
+# Makes a Prometheus 3 server binary available to the end-to-end tests as .bin/prometheus, in this
+# order: PROMETHEUS_BIN when set; the pinned build already in .bin (instant); the `prometheus` on
+# PATH when it says it is version 3 or later (Debian's is 2.x: it is not taken); else a build from
+# source at the pinned version with `go install` (no root needed; minutes on two cores the first
+# time, then kept in .bin as prometheus-<module version> and in the Go caches). The e2e tests
+# themselves refuse a Prometheus 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROM_MODULE_VERSION=v0.316.0 # Prometheus 3.16.0
+PROM_VERSION=3.16.0           # stamped into the build, so that `prometheus --version` tells
 BIN="$PWD/.bin"
 mkdir -p "$BIN"
 want="$BIN/prometheus-$PROM_MODULE_VERSION"
@@ -31,7 +34,9 @@ fi
 echo "building Prometheus 3 (github.com/prometheus/prometheus $PROM_MODULE_VERSION) into .bin with go install: about four minutes, once"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$tmp" go install "github.com/prometheus/prometheus/cmd/prometheus@$PROM_MODULE_VERSION")
+(cd "$tmp" && GOWORK=off GOFLAGS=-mod=mod GOBIN="$tmp" go install \
+  -ldflags "-X github.com/prometheus/common/version.Version=$PROM_VERSION -X github.com/prometheus/common/version.Branch=module" \
+  "github.com/prometheus/prometheus/cmd/prometheus@$PROM_MODULE_VERSION")
 mv "$tmp/prometheus" "$want"
 ln -sf "$want" "$BIN/prometheus"
 echo "built $want"

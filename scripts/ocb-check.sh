@@ -19,4 +19,10 @@ for f in exporter-config/*.yaml; do
   "$bin" validate --config "$f" || { echo "FAIL: $f does not validate with the ocb-built distribution"; exit 1; }
   echo "ok   $f validates with the ocb-built distribution"
 done
+# The requiredenv provider is in: a config needing a secret refuses to start without it, naming it.
+if out=$(env -u OTLP_TOKEN "$bin" validate --config exporter-config/otlp.yaml 2>&1); then
+  echo "FAIL: exporter-config/otlp.yaml validates without OTLP_TOKEN"; exit 1
+fi
+grep -q "environment variable OTLP_TOKEN is unset" <<<"$out" || { echo "FAIL: without OTLP_TOKEN: $out"; exit 1; }
+echo "ok   without OTLP_TOKEN the ocb-built distribution refuses exporter-config/otlp.yaml, naming it"
 "$bin" components | grep -q itl_metrics || { echo "FAIL: the ocb-built distribution lacks itl_metrics"; exit 1; }

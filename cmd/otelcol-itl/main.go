@@ -4,6 +4,11 @@
 //	otelcol-itl --config exporter-config/prometheus.yaml
 //	otelcol-itl validate --config exporter-config/gateway.yaml
 //	otelcol-itl components
+//
+// Its "env" configuration provider (package requiredenv) adds ${env:NAME:?message} to the
+// collector's ${env:NAME} and ${env:NAME:-default}: the shipped configs use it for every secret and
+// endpoint they cannot run without, so that the collector refuses to start, naming the variable,
+// rather than send an empty token.
 package main
 
 import (
@@ -11,10 +16,11 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/provider/envprovider"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/otelcol"
+
+	"github.com/otelitl/itl/cmd/otelcol-itl/requiredenv"
 )
 
 // Version is the distribution's version.
@@ -33,7 +39,7 @@ func Settings() otelcol.CollectorSettings {
 			ResolverSettings: confmap.ResolverSettings{
 				ProviderFactories: []confmap.ProviderFactory{
 					fileprovider.NewFactory(),
-					envprovider.NewFactory(),
+					requiredenv.NewFactory(), // the "env" scheme, with ${env:NAME:?message}
 					yamlprovider.NewFactory(),
 				},
 				DefaultScheme: "env",

@@ -42,6 +42,8 @@ func setConfigEnv(t *testing.T) {
 		"OTLP_TOKEN":                  "test-token",
 		"OTLP_HTTP_URL":               "http://127.0.0.1:14318",
 		"PROMETHEUS_REMOTE_WRITE_URL": "http://127.0.0.1:19090/api/v1/write",
+		"PROMETHEUS_OTLP_URL":         "http://127.0.0.1:19090/api/v1/otlp",
+		"GATEWAY_TOKEN":               "test-gateway-token",
 		"TLS_CERT_FILE":               filepath.Join(dir, "cert.pem"),
 		"TLS_KEY_FILE":                filepath.Join(dir, "key.pem"),
 		"ITL_QUEUE_DIR":               filepath.Join(dir, "queue"),
@@ -105,8 +107,8 @@ func TestComponents(t *testing.T) {
 		"receivers":  {"otlp"},
 		"processors": {"memory_limiter", "batch", "itl", "deltatocumulative"},
 		"connectors": {"itl_metrics", "span_metrics"},
-		"exporters":  {"debug", "otlp", "otlphttp", "prometheus", "prometheusremotewrite"},
-		"extensions": {"health_check", "file_storage", "pprof"},
+		"exporters":  {"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheusremotewrite"},
+		"extensions": {"health_check", "file_storage", "pprof", "bearertokenauth"},
 	}
 	have := map[string]map[string]bool{"receivers": {}, "processors": {}, "connectors": {}, "exporters": {}, "extensions": {}}
 	for k := range f.Receivers {

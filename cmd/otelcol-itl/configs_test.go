@@ -1,0 +1,308 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The rules every shipped configuration keeps (issue 13). Each test reads the files as YAML, with
+// every ${env:NAME:-default} taken at its default and ${env:NAME:?...} left as written, so that a
+// rule is judged on what a user gets without setting anything optional.
+
+// maxMessageMiB is the most a receiver may accept in one message: enough for a default OTel SDK
+// batch (512 spans) of long replies (5,000 chunks each make about 19 MiB in the compact encoding),
+// and bounded, since each message is held whole while it is decoded.
+const maxMessageMiB = 64
+
+// backendLimit is the message size a backend accepts by default (gRPC's 4 MiB); every request an
+// exporter sends must stay below it.
+const backendLimit = 4 << 20
+
+var (
+	envDefault  = regexp.MustCompile(`\$\{env:([A-Za-z0-9_]+):-([^}]*)\}`)
+	envRequired = regexp.MustCompile(`\$\{env:([A-Za-z0-9_]+):\?[^}]*\}`)
+	envAny      = regexp.MustCompile(`\$\{env:([A-Za-z0-9_]+)((?::[-?])[^}]*)?\}`)
+	secretName  = regexp.MustCompile(`TOKEN|SECRET|PASSWORD|API_KEY|_KEY$|BASIC_AUTH|LICENSE`)
+)
+
+type shipped struct {
+	path string
+	raw  string         // the file as written
+	cfg  map[string]any // parsed, optional variables at their defaults
+}
+
+func loadShipped(t *testing.T) []shipped {
+	t.Helper()
+	var out []shipped
+	for _, f := range shippedConfigs(t) {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resolved := envDefault.ReplaceAllString(string(raw), "$2")
+		var cfg map[string]any
+		if err := yaml.Unmarshal([]byte(resolved), &cfg); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, shipped{path: filepath.Base(f), raw: string(raw), cfg: cfg})
+	}
+	return out
+}
+
+// get walks a path of map keys; it returns nil when any is missing.
+func get(v any, path ...string) any {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func str(v any) string {
+	if v == nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case int:
+		return strconv.Itoa(x)
+	}
+	return ""
+}
+
+func duration(v any) time.Duration {
+	d, err := time.ParseDuration(str(v))
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+func number(v any) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func isLoopback(endpoint string) bool {
+	host, _, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// protocols returns every OTLP receiver protocol of a config: name -> settings.
+func protocols(c shipped) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for rname, r := range asMap(c.cfg["receivers"]) {
+		for proto, p := range asMap(get(r, "protocols")) {
+			out[rname+"/"+proto] = asMap(p)
+		}
+	}
+	return out
+}
+
+func typeOf(id string) string { return strings.SplitN(id, "/", 2)[0] }
+
+// TestNonLoopbackReceiversAuthenticateClients: a receiver protocol that listens beyond loopback must
+// both encrypt (TLS) and refuse unknown clients: a required client certificate or an authenticator.
+// Before issue 13, gateway.yaml's OTLP/HTTP on 0.0.0.0:4318 took any client.
+func TestNonLoopbackReceiversAuthenticateClients(t *testing.T) {
+	for _, c := range loadShipped(t) {
+		for name, p := range protocols(c) {
+			if isLoopback(str(p["endpoint"])) {
+				continue
+			}
+			if get(p, "tls", "cert_file") == nil {
+				t.Errorf("%s: %s listens on %v without TLS", c.path, name, p["endpoint"])
+			}
+			ca := str(get(p, "tls", "client_ca_file"))
+			caRequired := envRequired.MatchString(ca) || (ca != "" && !strings.Contains(ca, "${"))
+			authn := str(get(p, "auth", "authenticator"))
+			if !caRequired && authn == "" {
+				t.Errorf("%s: %s listens on %v and accepts any client: require a client certificate (tls.client_ca_file) or set auth.authenticator", c.path, name, p["endpoint"])
+			}
+			if authn != "" {
+				ext := asMap(get(c.cfg, "extensions", authn))
+				if ext == nil {
+					t.Errorf("%s: %s authenticates with %s, which the config does not define", c.path, name, authn)
+				}
+				if !listed(c.cfg, authn) {
+					t.Errorf("%s: the authenticator %s is not in service.extensions", c.path, authn)
+				}
+				if typeOf(authn) == "bearertokenauth" && !envRequired.MatchString(str(ext["token"])) && ext["filename"] == nil {
+					t.Errorf("%s: %s's token must come from a required variable (${env:NAME:?...}) or a file, got %q", c.path, authn, ext["token"])
+				}
+			}
+		}
+	}
+}
+
+func listed(cfg map[string]any, ext string) bool {
+	l, _ := get(cfg, "service", "extensions").([]any)
+	for _, e := range l {
+		if e == ext {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReceiversBoundTimeAndSize: every OTLP/HTTP receiver times out slow headers, slow requests and
+// idle connections, and every receiver bounds its message size above gRPC's 4 MiB default (a
+// default SDK batch of long replies is larger) but below maxMessageMiB. Before issue 13 no
+// OTLP/HTTP receiver set a header timeout: a partial header stayed open for 100 s.
+func TestReceiversBoundTimeAndSize(t *testing.T) {
+	for _, c := range loadShipped(t) {
+		for name, p := range protocols(c) {
+			switch {
+			case strings.HasSuffix(name, "/http"):
+				for _, k := range [][]string{{"read_header_timeout"}, {"read_timeout"}, {"write_timeout"}, {"keepalive", "idle_timeout"}} {
+					d := duration(get(p, k...))
+					if d <= 0 || d > 5*time.Minute {
+						t.Errorf("%s: %s: %s = %v; want a timeout above 0 and at most 5m", c.path, name, strings.Join(k, "."), get(p, k...))
+					}
+				}
+				if d := duration(p["read_header_timeout"]); d > 30*time.Second {
+					t.Errorf("%s: %s: read_header_timeout %v lets a client hold a connection with a partial header; at most 30s", c.path, name, d)
+				}
+				if n := number(p["max_request_body_size"]); n <= 4<<20 || n > maxMessageMiB<<20 {
+					t.Errorf("%s: %s: max_request_body_size = %v; want above 4 MiB and at most %d MiB", c.path, name, p["max_request_body_size"], maxMessageMiB)
+				}
+			case strings.HasSuffix(name, "/grpc"):
+				if n := number(p["max_recv_msg_size_mib"]); n <= 4 || n > maxMessageMiB {
+					t.Errorf("%s: %s: max_recv_msg_size_mib = %v; want above 4 and at most %d", c.path, name, p["max_recv_msg_size_mib"], maxMessageMiB)
+				}
+				if number(p["max_concurrent_streams"]) <= 0 {
+					t.Errorf("%s: %s: max_concurrent_streams is unbounded", c.path, name)
+				}
+				sp := get(p, "keepalive", "server_parameters")
+				for _, k := range []string{"max_connection_idle", "max_connection_age", "time", "timeout"} {
+					if d := duration(get(sp, k)); d <= 0 {
+						t.Errorf("%s: %s: keepalive.server_parameters.%s is not set", c.path, name, k)
+					}
+				}
+			default:
+				t.Errorf("%s: %s: unknown protocol", c.path, name)
+			}
+		}
+	}
+}
+
+// TestExportersBoundRequests: every exporter that pushes to a backend cuts its requests below the
+// 4 MiB a backend accepts by default. Before issue 13 otlp.yaml sent each connector flush as one
+// message, refused with ResourceExhausted past about 2,000 series.
+func TestExportersBoundRequests(t *testing.T) {
+	for _, c := range loadShipped(t) {
+		for id, e := range asMap(c.cfg["exporters"]) {
+			switch typeOf(id) {
+			case "otlp", "otlp_grpc", "otlphttp", "otlp_http":
+				q := get(e, "sending_queue")
+				if get(q, "enabled") == false {
+					t.Errorf("%s: %s: the sending queue is off, so nothing splits a large request", c.path, id)
+				}
+				b := get(q, "batch")
+				if str(get(b, "sizer")) != "bytes" && str(get(b, "sizer")) != "items" {
+					t.Errorf("%s: %s: sending_queue.batch.sizer = %v; want bytes", c.path, id, get(b, "sizer"))
+				}
+				if n := number(get(b, "max_size")); str(get(b, "sizer")) == "bytes" && (n <= 0 || n >= backendLimit) {
+					t.Errorf("%s: %s: sending_queue.batch.max_size = %v; want above 0 and below %d bytes", c.path, id, get(b, "max_size"), backendLimit)
+				}
+			case "prometheusremotewrite":
+				if n := number(get(e, "max_batch_size_bytes")); n <= 0 || n >= backendLimit {
+					t.Errorf("%s: %s: max_batch_size_bytes = %v; want it set below %d", c.path, id, get(e, "max_batch_size_bytes"), backendLimit)
+				}
+			}
+		}
+	}
+}
+
+// TestSecretsAndEndpointsAreRequired: a variable holding a secret, and every variable without a
+// default that an exporter or a receiver needs, is written ${env:NAME:?message}, and resolving
+// the config without it fails naming the variable. Before issue 13 an unset OTLP_TOKEN validated
+// and sent "Bearer " with nothing after it.
+func TestSecretsAndEndpointsAreRequired(t *testing.T) {
+	for _, c := range loadShipped(t) {
+		required := map[string]bool{}
+		for _, line := range strings.Split(c.raw, "\n") {
+			code, _, _ := strings.Cut(line, " #")
+			if strings.HasPrefix(strings.TrimSpace(code), "#") {
+				continue
+			}
+			for _, m := range envAny.FindAllStringSubmatch(code, -1) {
+				name, op := m[1], m[2]
+				switch {
+				case strings.HasPrefix(op, ":?"):
+					required[name] = true
+				case op == "":
+					t.Errorf("%s: ${env:%s} has neither a default nor a required mark: an unset %s gives an empty value; write ${env:%s:?message} or ${env:%s:-default}", c.path, name, name, name, name)
+				case secretName.MatchString(name) && strings.HasPrefix(op, ":-"):
+					t.Errorf("%s: the secret %s has a default; secrets must be required (${env:%s:?message})", c.path, name, name)
+				}
+			}
+		}
+		for name := range required {
+			t.Run(c.path+"/"+name, func(t *testing.T) {
+				setConfigEnv(t)
+				for _, unset := range []bool{true, false} {
+					if unset {
+						t.Setenv(name, "x") // registers the restore; then unset it
+						os.Unsetenv(name)
+					} else {
+						t.Setenv(name, "")
+					}
+					err := dryRun(t, "file:"+filepath.Join("..", "..", "exporter-config", c.path))
+					if err == nil || !strings.Contains(err.Error(), "environment variable "+name+" is") {
+						t.Errorf("with %s unset=%v: error %v, want one naming %s", name, unset, err, name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDebugLogsNoSpanAttributes: a debug exporter that receives spans logs counts only (verbosity
+// basic): at normal or detailed it prints every span attribute, prompts and completions included.
+func TestDebugLogsNoSpanAttributes(t *testing.T) {
+	for _, c := range loadShipped(t) {
+		for pname, p := range asMap(get(c.cfg, "service", "pipelines")) {
+			if typeOf(pname) != "traces" {
+				continue
+			}
+			ex, _ := get(p, "exporters").([]any)
+			for _, e := range ex {
+				id := str(e)
+				if typeOf(id) != "debug" {
+					continue
+				}
+				if v := str(get(c.cfg, "exporters", id, "verbosity")); v != "basic" {
+					t.Errorf("%s: %s logs the spans of pipeline %s at verbosity %q: every attribute, prompts included; use basic", c.path, id, pname, v)
+				}
+			}
+		}
+	}
+}

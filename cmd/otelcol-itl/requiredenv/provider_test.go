@@ -1,0 +1,59 @@
+package requiredenv
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
+	"go.uber.org/zap"
+)
+
+func retrieve(t *testing.T, uri string) (any, error) {
+	t.Helper()
+	p := NewFactory().Create(confmap.ProviderSettings{Logger: zap.NewNop()})
+	r, err := p.Retrieve(context.Background(), uri, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.AsRaw()
+}
+
+func TestRetrieve(t *testing.T) {
+	t.Setenv("RE_SET", "value")
+	t.Setenv("RE_EMPTY", "")
+	t.Setenv("RE_BLANK", "  ")
+	t.Setenv("RE_NUM", "42")
+	for _, c := range []struct {
+		uri     string
+		want    any
+		wantErr string
+	}{
+		{uri: "env:RE_SET", want: "value"},
+		{uri: "env:RE_NUM", want: 42}, // YAML typing, as envprovider
+		{uri: "env:RE_UNSET_X", want: nil},
+		{uri: "env:RE_UNSET_X:-fallback", want: "fallback"},
+		{uri: "env:RE_UNSET_X:-", want: ""},
+		{uri: "env:RE_EMPTY:-fallback", want: nil}, // set but empty: the default does not apply (as envprovider)
+		{uri: "env:RE_SET:-fallback", want: "value"},
+		{uri: "env:RE_SET:?needed", want: "value"},
+		{uri: "env:RE_UNSET_X:?set it to the backend token", wantErr: "environment variable RE_UNSET_X is unset: set it to the backend token"},
+		{uri: "env:RE_EMPTY:?set it", wantErr: "environment variable RE_EMPTY is empty: set it"},
+		{uri: "env:RE_BLANK:?set it", wantErr: "environment variable RE_BLANK is empty: set it"},
+		{uri: "env:RE_UNSET_X:?", wantErr: "environment variable RE_UNSET_X is unset: this configuration needs it"},
+		{uri: "env:RE_UNSET_X:-a:?b", want: "a:?b"}, // the first operator decides
+		{uri: "env:1BAD", wantErr: "invalid name"},
+		{uri: "file:x", wantErr: "not supported"},
+	} {
+		got, err := retrieve(t, c.uri)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: error %v, want one containing %q", c.uri, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s = %#v, %v; want %#v", c.uri, got, err, c.want)
+		}
+	}
+}
