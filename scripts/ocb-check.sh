@@ -19,7 +19,7 @@ for f in exporter-config/*.yaml; do
   "$bin" validate --config "$f" || { echo "FAIL: $f does not validate with the ocb-built distribution"; exit 1; }
   echo "ok   $f validates with the ocb-built distribution"
 done
-# The requiredenv provider is in: a config needing a secret refuses to start without it, naming it.
+# The requiredenvprovider (the "env" scheme with :?) is in: a config needing a secret refuses to start without it, naming it.
 if out=$(env -u OTLP_TOKEN "$bin" validate --config exporter-config/otlp.yaml 2>&1); then
   echo "FAIL: exporter-config/otlp.yaml validates without OTLP_TOKEN"; exit 1
 fi

@@ -5,7 +5,7 @@
 //	otelcol-itl validate --config exporter-config/gateway.yaml
 //	otelcol-itl components
 //
-// Its "env" configuration provider (package requiredenv) adds ${env:NAME:?message} to the
+// Its "env" configuration provider (package github.com/otelitl/itl/collector/requiredenvprovider) adds ${env:NAME:?message} to the
 // collector's ${env:NAME} and ${env:NAME:-default}: the shipped configs use it for every secret and
 // endpoint they cannot run without, so that the collector refuses to start, naming the variable,
 // rather than send an empty token.
@@ -20,7 +20,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/otelcol"
 
-	"github.com/otelitl/itl/cmd/otelcol-itl/requiredenv"
+	"github.com/otelitl/itl/collector/requiredenvprovider"
 )
 
 // Version is the distribution's version.
@@ -39,7 +39,7 @@ func Settings() otelcol.CollectorSettings {
 			ResolverSettings: confmap.ResolverSettings{
 				ProviderFactories: []confmap.ProviderFactory{
 					fileprovider.NewFactory(),
-					requiredenv.NewFactory(), // the "env" scheme, with ${env:NAME:?message}
+					requiredenvprovider.NewFactory(), // the "env" scheme, with ${env:NAME:?message}
 					yamlprovider.NewFactory(),
 				},
 				DefaultScheme: "env",

@@ -1,4 +1,4 @@
-// Package requiredenv is the "env" configuration provider of otelcol-itl: the collector's own
+// Package requiredenvprovider is the "env" configuration provider of otelcol-itl: the collector's own
 // envprovider plus the shell's required expansion, so that a config can refuse to start when a
 // secret or an endpoint it needs is missing instead of running with an empty value:
 //
@@ -11,7 +11,7 @@
 //
 // Build a distribution with it in place of go.opentelemetry.io/collector/confmap/provider/envprovider
 // (both claim the "env" scheme); exporter-config/builder-config.yaml does so for the ocb build.
-package requiredenv
+package requiredenvprovider
 
 import (
 	"context"

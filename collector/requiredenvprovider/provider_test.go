@@ -1,4 +1,4 @@
-package requiredenv
+package requiredenvprovider
 
 import (
 	"context"
