@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/itlconv/timeline"
@@ -178,6 +179,9 @@ type expected struct {
 	ttfts, gaps, durations []float64
 	outTokens              float64
 	stalls                 int
+	// The SERVER spans' figures (see send): TTFT 3 ms less, each gap over the chunk's tokens,
+	// durations 6 ms less.
+	serverTTFTs, serverGaps, serverDurations []float64
 }
 
 func plan() ([]generation, map[string]*expected) {
@@ -211,15 +215,19 @@ func plan() ([]generation, map[string]*expected) {
 			exp[g.model] = e
 		}
 		e.ttfts = append(e.ttfts, timeline.Seconds(int64(g.ttft)))
+		e.serverTTFTs = append(e.serverTTFTs, timeline.Seconds(int64(g.ttft-3*time.Millisecond)))
+		per := float64(g.tokens / (len(g.gaps) + 1))
 		end := g.ttft
 		for _, gap := range g.gaps {
 			e.gaps = append(e.gaps, timeline.Seconds(int64(gap)))
+			e.serverGaps = append(e.serverGaps, timeline.Seconds(int64(gap))/per)
 			end += gap
 			if gap > 250*time.Millisecond {
 				e.stalls++
 			}
 		}
 		e.durations = append(e.durations, timeline.Seconds(int64(end+5*time.Millisecond)))
+		e.serverDurations = append(e.serverDurations, timeline.Seconds(int64(end-time.Millisecond)))
 		e.outTokens += float64(g.tokens)
 	}
 	return gens, exp
@@ -246,6 +254,18 @@ func send(t *testing.T, endpoint string, gens []generation) {
 			gen.ChunkAt(at, per)
 		}
 		gen.EndAt(at.Add(5*time.Millisecond), g.failure)
+
+		// The model server's side of the same request: a SERVER span that received it 2 ms after
+		// the client sent it and wrote each chunk 1 ms before the client read it. It feeds the
+		// server metrics only, and leaves every client figure as it is.
+		_, srv := in.Start(ctx, otelitl.Request{Provider: "e2e", Model: g.model, StartTime: start.Add(2 * time.Millisecond), Kind: trace.SpanKindServer})
+		at = start.Add(g.ttft - time.Millisecond)
+		srv.ChunkAt(at, per)
+		for _, gap := range g.gaps {
+			at = at.Add(gap)
+			srv.ChunkAt(at, per)
+		}
+		srv.EndAt(at.Add(2*time.Millisecond), g.failure)
 	}
 	if err := tp.Shutdown(ctx); err != nil {
 		t.Fatalf("exporting spans: %v", err)
@@ -348,6 +368,9 @@ func testIntake(t *testing.T, in intake) {
 		{"gen_ai_client_operation_time_to_first_chunk_seconds", func(e *expected) []float64 { return e.ttfts }, itlconv.DurationBuckets},
 		{"gen_ai_client_operation_time_per_output_chunk_seconds", func(e *expected) []float64 { return e.gaps }, itlconv.GapBuckets},
 		{"gen_ai_client_operation_duration_seconds", func(e *expected) []float64 { return e.durations }, itlconv.DurationBuckets},
+		{"gen_ai_server_time_to_first_token_seconds", func(e *expected) []float64 { return e.serverTTFTs }, itlconv.ServerTTFTBuckets},
+		{"gen_ai_server_time_per_output_token_seconds", func(e *expected) []float64 { return e.serverGaps }, itlconv.ServerTPOTBuckets},
+		{"gen_ai_server_request_duration_seconds", func(e *expected) []float64 { return e.serverDurations }, itlconv.DurationBuckets},
 	}
 	for _, c := range checks {
 		counts := promQuery(t, prom, "sum by (gen_ai_request_model) ("+c.metric+"_count)", "gen_ai_request_model")
