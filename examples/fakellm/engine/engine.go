@@ -56,8 +56,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Step is what one step gave a request: Tokens tokens (0 for the step that only finished its
-// prefill), flushed at At.
+// Step is what one engine step gave a request: Tokens tokens (at least 1), flushed at At. The step
+// that completes a request's prefill gives its first token, as real servers do.
 type Step struct {
 	Tokens int
 	At     time.Time
@@ -141,16 +141,6 @@ func (e *Engine) Arrivals(id uint64) []time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]time.Time(nil), e.log[id]...)
-}
-
-// Stats is the scheduler's state.
-type Stats struct{ Running, Waiting int }
-
-// Stats returns how many requests run and wait.
-func (e *Engine) Stats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return Stats{Running: len(e.running), Waiting: len(e.queue)}
 }
 
 func (e *Engine) loop() {
