@@ -159,8 +159,22 @@ func (e *Engine) loop() {
 			e.mu.Unlock()
 			return
 		}
+		// A request whose client left while it waited is dropped before it costs a prefill.
+		waiting := e.queue[:0]
+		for _, r := range e.queue {
+			if r.ctx.Err() != nil {
+				r.FinishReason = "cancelled"
+				close(r.Steps)
+				continue
+			}
+			waiting = append(waiting, r)
+		}
+		e.queue = waiting
+		if len(e.queue) == 0 && len(e.running) == 0 {
+			e.mu.Unlock()
+			continue
+		}
 		// Continuous batching: admit waiting requests into free slots at every step.
-
 		for len(e.running) < e.cfg.MaxBatch && len(e.queue) > 0 {
 			r := e.queue[0]
 			e.queue = e.queue[1:]

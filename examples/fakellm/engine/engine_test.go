@@ -189,6 +189,34 @@ func TestSpeculativeStepsCarrySeveralTokens(t *testing.T) {
 	}
 }
 
+// TestLeftWhileWaiting: a request whose client leaves while it waits for a slot ends at once, without
+// waiting for the slot or costing a prefill.
+func TestLeftWhileWaiting(t *testing.T) {
+	cfg := fast()
+	cfg.MaxBatch = 1
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	long, _ := e.Submit(context.Background(), 10, 1000) // holds the only slot for seconds
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting, _ := e.Submit(ctx, 10, 10)
+	<-long.Steps
+	cancel()
+	select {
+	case _, ok := <-waiting.Steps:
+		if ok {
+			t.Fatal("the request that waited got a token")
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the request whose client left still waits")
+	}
+	if waiting.FinishReason != "cancelled" {
+		t.Errorf("finish reason %q, want cancelled", waiting.FinishReason)
+	}
+}
+
 func TestConfigValidation(t *testing.T) {
 	bad := fast()
 	bad.MaxBatch = 0
