@@ -187,6 +187,9 @@ service:
 			ProviderFactories: []confmap.ProviderFactory{yamlprovider.NewFactory()},
 		}},
 		SkipSettingGRPCLogger: true,
+		// The example stops the collector itself, after the last spans reached it: on Ctrl-C the
+		// collector must not shut down on its own before the example exported them.
+		DisableGracefulShutdown: true,
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +203,9 @@ service:
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, errors.New("the collector did not start within 10s")
+			c.col.Shutdown()
+			<-c.errc
+			return nil, errors.New("the embedded collector did not start within 10 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
