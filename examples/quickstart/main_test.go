@@ -28,7 +28,7 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := out.String()
-	rows := regexp.MustCompile(`(?m)^\s*(\S+/\S+)\s+(\d+)(?:\s+` + dur + `){5}\s+\d+\s+\d+\s*$`).FindAllStringSubmatch(text, -1)
+	rows := regexp.MustCompile(`(?m)^\s*(\S+/\S+)\s+(\d+)(?:\s+`+dur+`){5}\s+\d+\s+\d+\s*$`).FindAllStringSubmatch(text, -1)
 	if len(rows) != len(models) {
 		t.Fatalf("want a row per simulated model, got %d:\n%s", len(rows), text)
 	}
