@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,13 +26,10 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
-	"go.opentelemetry.io/otel/attribute"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/collector/itlmetricsconnector"
 	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/itlconv"
 )
 
 // Options configures the embedded collector.
@@ -236,28 +232,4 @@ func (c *Collector) Spans() []ptrace.Span {
 		pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) { out = append(out, s) })
 	}
 	return out
-}
-
-// Describe renders what the itl processor put on a span, one figure per line, durations in
-// milliseconds.
-func Describe(span ptrace.Span) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "span %q (trace %s)\n", span.Name(), span.TraceID())
-	seconds := map[attribute.Key]bool{semconv.GenAIResponseTimeToFirstChunkKey: true, itlconv.TPOTKey: true,
-		itlconv.GapP50Key: true, itlconv.GapP90Key: true, itlconv.GapP99Key: true, itlconv.GapMaxKey: true}
-	for _, k := range []attribute.Key{semconv.GenAIProviderNameKey, semconv.GenAIRequestModelKey, semconv.GenAIResponseModelKey,
-		semconv.GenAIResponseFinishReasonsKey, semconv.GenAIUsageInputTokensKey, semconv.GenAIUsageOutputTokensKey,
-		itlconv.ChunkCountKey, semconv.GenAIResponseTimeToFirstChunkKey, itlconv.TPOTKey, itlconv.GapP50Key,
-		itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.StallsKey, semconv.ErrorTypeKey} {
-		v, ok := span.Attributes().Get(string(k))
-		if !ok {
-			continue
-		}
-		if seconds[k] && v.Type() == pcommon.ValueTypeDouble {
-			fmt.Fprintf(&b, "  %-38s %.1f ms\n", k, v.Double()*1000)
-			continue
-		}
-		fmt.Fprintf(&b, "  %-38s %s\n", k, v.AsString())
-	}
-	return b.String()
 }
