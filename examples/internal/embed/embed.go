@@ -41,6 +41,8 @@ type Options struct {
 	Dimensions []string
 	// KeepSpans keeps every annotated span for Spans.
 	KeepSpans bool
+	// StallThreshold, when above 0, replaces the processor's and the connector's stall threshold.
+	StallThreshold time.Duration
 }
 
 // Collector is a running embedded collector.
@@ -110,9 +112,14 @@ func Start(o Options) (*Collector, error) {
 	_ = l.Close()
 	c := &Collector{Endpoint: endpoint, Started: time.Now(), errc: make(chan error, 1), sink: &sink{keepSpans: o.KeepSpans}}
 
-	dims := ""
+	// spans is the settings the processor and the connectors read spans with.
+	spans := ""
+	if o.StallThreshold > 0 {
+		spans = fmt.Sprintf("\n    stall_threshold: %s", o.StallThreshold)
+	}
+	dims := spans
 	if len(o.Dimensions) > 0 {
-		dims = "\n    dimensions:"
+		dims += "\n    dimensions:"
 		for _, d := range o.Dimensions {
 			dims += fmt.Sprintf("\n      - name: %q", d)
 		}
@@ -134,7 +141,7 @@ receivers:
       grpc:
         endpoint: %q
 processors:
-  itl:
+  itl:%s
 connectors:
   itl_metrics:
     metrics_flush_interval: 1s%s
@@ -157,7 +164,7 @@ service:
     metrics:
       receivers: [itl_metrics]
       exporters: [embed_sink]%s
-`, endpoint, dims, promConnector, promExporter, promTraces, promPipeline)
+`, endpoint, spans, dims, promConnector, promExporter, promTraces, promPipeline)
 
 	factories := func() (otelcol.Factories, error) {
 		var f otelcol.Factories
