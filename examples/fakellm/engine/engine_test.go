@@ -224,3 +224,32 @@ func TestConfigValidation(t *testing.T) {
 		t.Error("a zero batch must be refused")
 	}
 }
+
+// TestArrivalsBounded: the engine keeps the arrivals of its latest requests only, so that a server
+// running for hours does not grow without bound.
+func TestArrivalsBounded(t *testing.T) {
+	cfg := fast()
+	cfg.StepBase, cfg.StepPerSeq, cfg.MaxBatch = 10*time.Microsecond, 0, 512
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var last *Request
+	for range arrivalsKept + 10 {
+		if last, err = e.Submit(context.Background(), 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range last.Steps {
+	}
+	if len(e.Arrivals(1)) != 0 || len(e.Arrivals(last.ID)) != 1 {
+		t.Errorf("arrivals of the first request %v, of the last %v", e.Arrivals(1), e.Arrivals(last.ID))
+	}
+	e.mu.Lock()
+	n := len(e.log)
+	e.mu.Unlock()
+	if n > arrivalsKept {
+		t.Errorf("the engine keeps the arrivals of %d requests", n)
+	}
+}
