@@ -30,7 +30,6 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -40,6 +39,7 @@ import (
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
 	"github.com/otelitl/itl/examples/internal/embed"
+	"github.com/otelitl/itl/examples/internal/export"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -129,7 +129,7 @@ func run(o options, out, progress io.Writer) error {
 		defer col.Stop()
 		endpoint = col.Endpoint
 	}
-	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	exp, err := export.New(context.Background(), endpoint)
 	if err != nil {
 		return err
 	}
@@ -195,6 +195,9 @@ func run(o options, out, progress io.Writer) error {
 	}
 	if err := tp.Shutdown(context.Background()); err != nil {
 		return fmt.Errorf("exporting spans: %w", err)
+	}
+	if err := exp.Err(); err != nil {
+		return err
 	}
 	if n := failures.Load(); n > 0 && n == total.Load() {
 		return fmt.Errorf("every generation failed (%d); the first: %w", n, explain(firstErr, base, o.model))

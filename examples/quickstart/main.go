@@ -26,13 +26,13 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/embed"
+	"github.com/otelitl/itl/examples/internal/export"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -100,7 +100,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		fmt.Fprintln(out)
 	}
 
-	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	exp, err := export.New(ctx, endpoint)
 	if err != nil {
 		return err
 	}
@@ -137,6 +137,9 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		return fmt.Errorf("exporting spans: %w", err)
 	}
 	fmt.Fprintf(progress, "\n%d generations in %s\n\n", done, view.Duration(elapsed.Seconds()))
+	if err := exp.Err(); err != nil {
+		return err
+	}
 	if col == nil {
 		fmt.Fprintf(out, "spans sent to %s; its itl_metrics connector derives the metrics.\n", endpoint)
 		return nil

@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -31,6 +30,7 @@ import (
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/fakellm/server"
 	"github.com/otelitl/itl/examples/internal/embed"
+	"github.com/otelitl/itl/examples/internal/export"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -140,13 +140,14 @@ func (h hinted) Unwrap() error { return h.err }
 type Telemetry struct {
 	In       *otelitl.Instrumentation
 	tp       *sdktrace.TracerProvider
+	exp      *export.Exporter
 	col      *embed.Collector
 	endpoint string
 	once     sync.Once
 }
 
-func otlpExporter(endpoint string) (sdktrace.SpanExporter, error) {
-	return otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+func otlpExporter(endpoint string) (*export.Exporter, error) {
+	return export.New(context.Background(), endpoint)
 }
 
 // Start sets up the telemetry of an example called service: to the -endpoint collector, or to one
@@ -155,7 +156,7 @@ func Start(service string) (*Telemetry, error) {
 	return start(service, *endpoint, otlpExporter)
 }
 
-func start(service, endpoint string, exporter func(endpoint string) (sdktrace.SpanExporter, error)) (*Telemetry, error) {
+func start(service, endpoint string, exporter func(endpoint string) (*export.Exporter, error)) (*Telemetry, error) {
 	t := &Telemetry{endpoint: endpoint}
 	if endpoint == "" {
 		col, err := embed.Start(embed.Options{KeepSpans: true})
@@ -171,6 +172,7 @@ func start(service, endpoint string, exporter func(endpoint string) (sdktrace.Sp
 		}
 		return nil, fmt.Errorf("the OTLP exporter to %s: %w", endpoint, err)
 	}
+	t.exp = exp
 	t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName(service))))
 	t.In = otelitl.New(otelitl.WithTracerProvider(t.tp))
 	return t, nil
@@ -198,6 +200,9 @@ func (t *Telemetry) Finish(w io.Writer) error {
 	})
 	if err != nil {
 		return fmt.Errorf("exporting spans: %w", err)
+	}
+	if err := t.exp.Err(); err != nil {
+		return err
 	}
 	if t.col == nil {
 		fmt.Fprintf(w, "\nspans sent to %s\n", t.endpoint)

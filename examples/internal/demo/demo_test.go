@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"github.com/otelitl/itl/examples/internal/export"
 )
 
 // TestStartStopsTheCollectorWhenTheExporterFails: the embedded collector started for the exporter
 // does not outlive a failed Start.
 func TestStartStopsTheCollectorWhenTheExporterFails(t *testing.T) {
 	var endpoint string
-	_, err := start("test", "", func(e string) (sdktrace.SpanExporter, error) {
+	_, err := start("test", "", func(e string) (*export.Exporter, error) {
 		endpoint = e
 		if c, err := net.DialTimeout("tcp", e, time.Second); err != nil {
 			t.Errorf("the embedded collector does not listen at %s while the exporter is made: %v", e, err)
