@@ -3,7 +3,10 @@ package view
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -121,5 +124,27 @@ func TestCollectMergesAttributes(t *testing.T) {
 	series := Collect(md)
 	if len(series) != 1 || series[0].Gap.Count() != 4 {
 		t.Fatalf("want one series of 4 gaps, got %d series, the first with %d", len(series), series[0].Gap.Count())
+	}
+}
+
+// TestTableAligned: a long model name and figures of every width keep the columns in line.
+func TestTableAligned(t *testing.T) {
+	gaps := point([]float64{0.0135, 0.02, 0.4})
+	series := []*Series{
+		{Provider: "openai", Model: "gpt-4o", Generations: 3, TTFT: point([]float64{0.2, 0.3}), Gap: gaps, TPOT: gaps, OutputTokens: 600, Stalls: 1},
+		{Provider: "aws.bedrock", Model: "anthropic.claude-3-7-sonnet-20250219-v1:0", Generations: 1234, TTFT: point([]float64{7.5, 14.2}),
+			Gap: gaps, TPOT: gaps, OutputTokens: 123456, Stalls: 10234},
+		{Provider: "vllm", Model: "x", TTFT: pmetric.NewExponentialHistogramDataPoint(), Gap: pmetric.NewExponentialHistogramDataPoint(), TPOT: pmetric.NewExponentialHistogramDataPoint()},
+	}
+	var b strings.Builder
+	Table(&b, series, 10*time.Second)
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	for _, l := range lines[1:] {
+		if utf8.RuneCountInString(l) != utf8.RuneCountInString(lines[0]) {
+			t.Fatalf("the columns do not line up:\n%s", b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "s ") || !strings.Contains(b.String(), " ms") {
+		t.Errorf("durations not in ms and s:\n%s", b.String())
 	}
 }
