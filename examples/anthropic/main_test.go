@@ -1,11 +1,81 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
 
-// TestRun runs the example end to end against an in-process fakellm and an embedded collector.
+	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/examples/internal/demo"
+)
+
+// checkOutput checks what the example printed: one generation span with its TTFT and gap figures
+// in milliseconds.
+func checkOutput(t *testing.T, out string) {
+	t.Helper()
+	if n := len(regexp.MustCompile(`(?m)^span "chat fake-claude"`).FindAllString(out, -1)); n != 1 {
+		t.Errorf("%d spans described, want 1:\n%s", n, out)
+	}
+	if !regexp.MustCompile(`(?m)^  gen_ai\.response\.time_to_first_chunk +\d+(\.\d+)? ms$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  otelitl\.chunk\.gap\.p99 +\d+(\.\d+)? ms$`).MatchString(out) || regexp.MustCompile(`\d\.\d{4,}`).MatchString(out) {
+		t.Errorf("the TTFT and gaps are not in milliseconds:\n%s", out)
+	}
+}
+
+// TestRun runs the example end to end against a fakellm inside it and an embedded collector.
 func TestRun(t *testing.T) {
 	t.Setenv("ANTHROPIC_BASE_URL", "")
-	if err := run("fake-claude"); err != nil {
+	var out bytes.Buffer
+	if err := run("fake-claude", &out); err != nil {
 		t.Fatal(err)
+	}
+	checkOutput(t, out.String())
+}
+
+// TestStandalone runs the example as the README does against `go run ./examples/fakellm`: a server
+// of its own, named by ANTHROPIC_BASE_URL (its root: the SDK adds /v1/messages).
+func TestStandalone(t *testing.T) {
+	u, stop, err := demo.Fakellm(engine.DefaultConfig(), demo.FakellmModels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	t.Setenv("ANTHROPIC_BASE_URL", u)
+	var out bytes.Buffer
+	if err := run("fake-claude", &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "ANTHROPIC_BASE_URL="+u+": asking that server") {
+		t.Errorf("the example does not say which server it asks:\n%s", out.String())
+	}
+	checkOutput(t, out.String())
+}
+
+// TestMistakes: the usual mistakes of pointing the example at a server end with a hint.
+func TestMistakes(t *testing.T) {
+	u, stop, err := demo.Fakellm(engine.DefaultConfig(), demo.FakellmModels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	for _, c := range []struct{ base, model, want string }{
+		{u + "/v1", "fake-claude", "ANTHROPIC_BASE_URL is the server's root, without /v1"},
+		{u, "claude-sonnet-4-5", "hint: the server does not serve the model \"claude-sonnet-4-5\""},
+		{closed, "fake-claude", "hint: nothing listens at " + closed},
+	} {
+		t.Setenv("ANTHROPIC_BASE_URL", c.base)
+		var out bytes.Buffer
+		err := run(c.model, &out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ANTHROPIC_BASE_URL=%s -model %s: error %v, want one with %q", c.base, c.model, err, c.want)
+		}
 	}
 }

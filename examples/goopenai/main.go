@@ -1,7 +1,9 @@
 // Command goopenai streams a chat completion with github.com/sashabaranov/go-openai, instrumented by
 // otelitl's goopenaiitl wrapper, and prints the figures the collector derives for it.
 //
-//	go run ./examples/goopenai                                      # against an in-process fakellm
+//	go run ./examples/goopenai                                      # against a fakellm inside the example
+//	go run ./examples/fakellm -addr 127.0.0.1:8000 &                # or a standalone one
+//	OPENAI_BASE_URL=http://127.0.0.1:8000/v1 go run ./examples/goopenai
 //	OPENAI_BASE_URL=https://api.openai.com/v1 OPENAI_API_KEY=... go run ./examples/goopenai -model gpt-4o
 package main
 
@@ -23,14 +25,14 @@ import (
 func main() {
 	model := flag.String("model", "fake-gpt", "model to ask")
 	flag.Parse()
-	if err := run(*model); err != nil {
+	if err := run(*model, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "goopenai example:", err)
 		os.Exit(1)
 	}
 }
 
-func run(model string) error {
-	base, stop, err := demo.BaseURL("OPENAI_BASE_URL", "/v1")
+func run(model string, out io.Writer) error {
+	base, stop, err := demo.OpenAI.BaseURL(out)
 	if err != nil {
 		return err
 	}
@@ -39,8 +41,10 @@ func run(model string) error {
 	if err != nil {
 		return err
 	}
-	cfg := goopenai.DefaultConfig(os.Getenv("OPENAI_API_KEY"))
+	defer tel.Close()
+	cfg := goopenai.DefaultConfig(demo.OpenAI.Key())
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
+	fmt.Fprintln(out, "\nchat completion:")
 	stream, err := goopenaiitl.CreateChatCompletionStream(context.Background(), tel.In, goopenai.NewClientWithConfig(cfg),
 		goopenai.ChatCompletionRequest{
 			Model:         model,
@@ -48,7 +52,7 @@ func run(model string) error {
 			StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
 		}, goopenaiitl.WithBaseURL(cfg.BaseURL))
 	if err != nil {
-		return err
+		return explain(err, base, model)
 	}
 	defer stream.Close()
 	for {
@@ -57,12 +61,25 @@ func run(model string) error {
 			break
 		}
 		if err != nil {
-			return err
+			return explain(err, base, model)
 		}
 		for _, c := range resp.Choices {
-			fmt.Print(c.Delta.Content)
+			fmt.Fprint(out, c.Delta.Content)
 		}
 	}
-	fmt.Println()
-	return tel.Finish()
+	fmt.Fprintln(out)
+	return tel.Finish(out)
+}
+
+// explain adds a hint to go-openai's errors, which carry the status code and the server's message.
+func explain(err error, base, model string) error {
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		return demo.OpenAI.Explain(err, base, model, apiErr.HTTPStatusCode, apiErr.Message)
+	case errors.As(err, &reqErr):
+		return demo.OpenAI.Explain(err, base, model, reqErr.HTTPStatusCode, string(reqErr.Body))
+	}
+	return demo.OpenAI.Explain(err, base, model, 0, "")
 }

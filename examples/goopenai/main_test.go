@@ -1,11 +1,87 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
 
-// TestRun runs the example end to end against an in-process fakellm and an embedded collector.
+	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/examples/internal/demo"
+)
+
+// checkOutput checks what the example printed: spans generation spans, each with its TTFT and gap
+// figures in milliseconds.
+func checkOutput(t *testing.T, out string, spans int) {
+	t.Helper()
+	if n := len(regexp.MustCompile(`(?m)^span "chat `).FindAllString(out, -1)); n != spans {
+		t.Errorf("%d spans described, want %d:\n%s", n, spans, out)
+	}
+	if n := len(regexp.MustCompile(`(?m)^  gen_ai\.response\.time_to_first_chunk +\d+(\.\d+)? ms$`).FindAllString(out, -1)); n != spans {
+		t.Errorf("%d TTFTs in milliseconds, want %d:\n%s", n, spans, out)
+	}
+	if !regexp.MustCompile(`(?m)^  otelitl\.chunk\.gap\.p99 +\d+(\.\d+)? ms$`).MatchString(out) || regexp.MustCompile(`\d\.\d{4,}`).MatchString(out) {
+		t.Errorf("the gaps are not in milliseconds:\n%s", out)
+	}
+}
+
+// TestRun runs the example end to end against a fakellm inside it and an embedded collector.
 func TestRun(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "")
-	if err := run("fake-gpt"); err != nil {
+	var out bytes.Buffer
+	if err := run("fake-gpt", &out); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "no OPENAI_BASE_URL set: asking a fakellm started inside this example") {
+		t.Errorf("the example does not say which server it asks:\n%s", out.String())
+	}
+	checkOutput(t, out.String(), 1)
+}
+
+// TestStandalone runs the example as the README does against `go run ./examples/fakellm`: a server
+// of its own, named by OPENAI_BASE_URL.
+func TestStandalone(t *testing.T) {
+	u, stop, err := demo.Fakellm(engine.DefaultConfig(), demo.FakellmModels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	t.Setenv("OPENAI_BASE_URL", u+"/v1")
+	t.Setenv("OPENAI_API_KEY", "x")
+	var out bytes.Buffer
+	if err := run("fake-gpt", &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "OPENAI_BASE_URL="+u+"/v1: asking that server") {
+		t.Errorf("the example does not say which server it asks:\n%s", out.String())
+	}
+	checkOutput(t, out.String(), 1)
+}
+
+// TestMistakes: the usual mistakes of pointing the example at a server end with a hint.
+func TestMistakes(t *testing.T) {
+	u, stop, err := demo.Fakellm(engine.DefaultConfig(), demo.FakellmModels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	for _, c := range []struct{ base, model, want string }{
+		{u, "fake-gpt", "OPENAI_BASE_URL is the API root, which ends in /v1"},
+		{u + "/v1", "gpt-4o", "does not exist or you do not have access to it.\n  hint: the server does not serve the model \"gpt-4o\""},
+		{closed, "fake-gpt", "hint: nothing listens at " + closed},
+	} {
+		t.Setenv("OPENAI_BASE_URL", c.base)
+		var out bytes.Buffer
+		err := run(c.model, &out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("OPENAI_BASE_URL=%s -model %s: error %v, want one with %q", c.base, c.model, err, c.want)
+		}
 	}
 }

@@ -1,8 +1,8 @@
 // Command loadtest ramps concurrency against an OpenAI-compatible server (fakellm in the process by
 // default) through the openai-go wrapper, exports over OTLP to an embedded collector (or an external
-// one), prints how TTFT and the gap percentiles move with concurrency, and writes itl-report.html
-// with charts of the TTFT and gap distributions, gap p50/p99 against concurrency, and the cadence of
-// the slowest generation with its stalls marked.
+// one), prints how TTFT, the gaps between chunks and stalls move with concurrency, and writes
+// itl-report.html: the same table, the TTFT and gap distributions, TTFT and gap p50/p99 against
+// concurrency with the batch limit marked, and the cadence of the generation with the largest gap.
 //
 //	go run ./examples/loadtest                           # levels 1..32 against fakellm (max batch 8)
 //	go run ./examples/loadtest -levels 1,4,16 -duration 10s
@@ -11,9 +11,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -21,13 +23,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/tabwriter"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -37,6 +39,7 @@ import (
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
 	"github.com/otelitl/itl/examples/internal/embed"
+	"github.com/otelitl/itl/examples/internal/export"
 	"github.com/otelitl/itl/examples/internal/view"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -79,7 +82,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.report, "report", "itl-report.html", "where to write the HTML report")
 	fs.IntVar(&o.maxBatch, "max-batch", 8, "the in-process fakellm's max batch: levels above it queue")
 	fs.DurationVar(&o.prefill, "prefill-per-tok", 250*time.Microsecond, "the in-process fakellm's prefill cost per prompt token: long prompts stall the batch")
-	fs.DurationVar(&o.stall, "stall", 250*time.Millisecond, "gaps above this count as stalls (the connector's default)")
+	fs.DurationVar(&o.stall, "stall", itlconv.DefaultStallThreshold, "gaps above this count as stalls, in the table and the charts")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -98,7 +101,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 }
 
 func run(o options, out, progress io.Writer) error {
-	base := os.Getenv("OPENAI_BASE_URL")
+	base := os.Getenv(demo.OpenAI.URLVar)
+	maxBatch := 0
 	if base == "" {
 		cfg := engine.DefaultConfig()
 		cfg.MaxBatch, cfg.PrefillPerTok, cfg.Seed = o.maxBatch, o.prefill, o.seed
@@ -107,43 +111,49 @@ func run(o options, out, progress io.Writer) error {
 			return err
 		}
 		defer stop()
-		base = u + "/v1/"
-		fmt.Fprintf(out, "fakellm at %s: max batch %d, step %v + %v/sequence, prefill %v/token\n", base, cfg.MaxBatch, cfg.StepBase, cfg.StepPerSeq, cfg.PrefillPerTok)
+		base, maxBatch = u+demo.OpenAI.Root, cfg.MaxBatch
+		fmt.Fprintf(out, "fakellm inside the load test at %s: max batch %d, steps of %s + %s a sequence, prefill %s a prompt token\n",
+			base, cfg.MaxBatch, view.Duration(cfg.StepBase.Seconds()), view.Duration(cfg.StepPerSeq.Seconds()), view.Duration(cfg.PrefillPerTok.Seconds()))
+	} else {
+		fmt.Fprintf(out, "%s=%s: loading that server with model %s\n", demo.OpenAI.URLVar, base, o.model)
 	}
 	var col *embed.Collector
 	endpoint := o.endpoint
 	if endpoint == "" {
 		var err error
-		col, err = embed.Start(embed.Options{KeepSpans: true, Dimensions: []string{string(semconv.GenAIRequestModelKey), levelKey}})
+		col, err = embed.Start(embed.Options{KeepSpans: true, StallThreshold: o.stall,
+			Dimensions: []string{string(semconv.GenAIRequestModelKey), levelKey}})
 		if err != nil {
-			return err
+			return fmt.Errorf("starting the embedded collector: %w", err)
 		}
 		defer col.Stop()
 		endpoint = col.Endpoint
 	}
-	exp, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	exp, err := export.New(context.Background(), endpoint)
 	if err != nil {
 		return err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("otelitl-loadtest"))))
-	key := os.Getenv("OPENAI_API_KEY")
-	if key == "" {
-		key = "fakellm"
-	}
-	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(key), option.WithMaxRetries(0))
+	defer func() { _ = tp.Shutdown(context.Background()) }() // on the error paths; the end shuts down first
+	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(demo.OpenAI.Key()), option.WithMaxRetries(0))
 
-	var failures atomic.Int64
+	var failures, total atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
 	began := time.Now()
+	walls := map[int]time.Duration{}
 	for _, level := range o.levels {
 		// One Instrumentation per level, so that every span carries its level for the breakdown.
 		in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithAttributes(attribute.Int(levelKey, level)))
 		ctx, cancel := context.WithTimeout(context.Background(), o.duration)
-		var done atomic.Int64
+		var done, inflight atomic.Int64
 		var wg sync.WaitGroup
+		start := time.Now()
 		for w := range level {
 			wg.Go(func() {
 				rng := rand.New(rand.NewPCG(o.seed, uint64(level*1000+w)))
 				for ctx.Err() == nil {
+					inflight.Add(1)
 					// Prompts of 200 to 1500 tokens: long ones stall the batch while they prefill.
 					prompt := strings.Repeat("context ", 100+rng.IntN(650))
 					s := openaiitl.NewChatStreaming(context.Background(), in, &client.Chat.Completions, openai.ChatCompletionNewParams{
@@ -153,36 +163,46 @@ func run(o options, out, progress io.Writer) error {
 					})
 					for s.Next() {
 					}
-					if s.Err() != nil {
+					if err := s.Err(); err != nil {
 						failures.Add(1)
+						errOnce.Do(func() { firstErr = err })
 					}
 					_ = s.Close()
+					inflight.Add(-1)
 					done.Add(1)
+					total.Add(1)
 				}
 			})
 		}
+		// The level lasts o.duration; the generations it started then finish, and count for it.
+		finished := make(chan struct{})
+		go func() { wg.Wait(); close(finished) }()
 		tick := time.NewTicker(200 * time.Millisecond)
-		start := time.Now()
 	loop:
 		for {
 			select {
-			case <-ctx.Done():
+			case <-finished:
 				break loop
 			case <-tick.C:
-				bar(progress, level, time.Since(start), o.duration, done.Load())
+				bar(progress, level, time.Since(start), o.duration, done.Load(), inflight.Load())
 			}
 		}
 		tick.Stop()
-		wg.Wait()
 		cancel()
-		bar(progress, level, o.duration, o.duration, done.Load())
+		walls[level] = time.Since(start)
+		bar(progress, level, time.Since(start), o.duration, done.Load(), 0)
 		fmt.Fprintln(progress)
 	}
 	if err := tp.Shutdown(context.Background()); err != nil {
 		return fmt.Errorf("exporting spans: %w", err)
 	}
-	if n := failures.Load(); n > 0 {
-		fmt.Fprintf(out, "%d generations failed\n", n)
+	if err := exp.Err(); err != nil {
+		return err
+	}
+	if n := failures.Load(); n > 0 && n == total.Load() {
+		return fmt.Errorf("every generation failed (%d); the first: %w", n, explain(firstErr, base, o.model))
+	} else if n > 0 {
+		fmt.Fprintf(out, "%d of %d generations failed; the first: %v\n", n, total.Load(), explain(firstErr, base, o.model))
 	}
 	if col == nil {
 		fmt.Fprintf(out, "spans sent to %s\n", endpoint)
@@ -190,10 +210,11 @@ func run(o options, out, progress io.Writer) error {
 	}
 	col.Stop()
 	md, _ := col.Metrics()
-	levels := figuresByLevel(md, time.Since(began)/time.Duration(len(o.levels)))
+	levels := figuresByLevel(md, walls)
+	fmt.Fprintln(out)
 	printLevels(out, levels)
-	data := reportData{Levels: levels, Stall: o.stall.Seconds(),
-		Config: fmt.Sprintf("%d levels of %v each, model %s, at %s", len(o.levels), o.duration, o.model, began.Format(time.RFC3339))}
+	data := reportData{Levels: levels, Stall: o.stall.Seconds(), MaxBatch: maxBatch,
+		Config: fmt.Sprintf("%d levels of %s each against %s, model %s, %s", len(o.levels), tickDuration(o.duration.Seconds()), base, o.model, began.Format(time.RFC3339))}
 	collectTimelines(col, &data)
 	if o.report == "" {
 		return nil
@@ -206,18 +227,41 @@ func run(o options, out, progress io.Writer) error {
 	if err := writeReport(f, data); err != nil {
 		return fmt.Errorf("writing %s: %w", o.report, err)
 	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", o.report, err)
+	}
 	fmt.Fprintf(out, "\nreport written to %s\n", o.report)
 	return nil
 }
 
-func bar(w io.Writer, level int, elapsed, total time.Duration, done int64) {
+// explain adds the server's message, which openai-go's error summary leaves out, and a hint.
+func explain(err error, base, model string) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		msg := apiErr.Message
+		if msg == "" {
+			msg = apiErr.RawJSON()
+		}
+		return demo.OpenAI.Explain(err, base, model, apiErr.StatusCode, msg)
+	}
+	return demo.OpenAI.Explain(err, base, model, 0, "")
+}
+
+// bar draws a level's progress: its time, then the generations it started finishing.
+func bar(w io.Writer, level int, elapsed, total time.Duration, done, inflight int64) {
 	const width = 24
 	n := min(int(elapsed*width/total), width)
-	fmt.Fprintf(w, "\rconcurrency %3d [%s%s] %4.1fs %5d generations", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), elapsed.Seconds(), done)
+	fmt.Fprintf(w, "\rconcurrency %3d [%s%s] %6s %5d generations", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), view.Duration(elapsed.Seconds()), done)
+	if elapsed >= total && inflight > 0 {
+		fmt.Fprintf(w, ", waiting for %d still streaming ", inflight)
+	} else {
+		fmt.Fprint(w, strings.Repeat(" ", 30)) // erase a longer line before
+	}
 }
 
 // figuresByLevel reads each level's figures from the connector's metrics.
-func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
+// walls holds the wall time of each level, from its start to the end of its last generation.
+func figuresByLevel(md pmetric.Metrics, walls map[int]time.Duration) []levelFigures {
 	byLevel := map[int]*levelFigures{}
 	hists := map[int]map[string]pmetric.ExponentialHistogramDataPoint{}
 	pwalk.Metrics(md, func(m pmetric.Metric) {
@@ -240,10 +284,15 @@ func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
 					byLevel[level].Generations += dp.Count()
 				case itlconv.TokenUsage.Name:
 					if t, _ := dp.Attributes().Get(string(semconv.GenAITokenTypeKey)); t.Str() == itlconv.TokenTypeOutput {
-						byLevel[level].OutputTokensPerSecond += dp.Sum() / perLevel.Seconds()
+						byLevel[level].OutputTokensPerSecond += dp.Sum() / walls[level].Seconds()
 					}
 				default:
-					hists[level][m.Name()] = dp
+					h, ok := hists[level][m.Name()]
+					if !ok {
+						h = pmetric.NewExponentialHistogramDataPoint()
+						hists[level][m.Name()] = h
+					}
+					view.Merge(h, dp)
 				}
 			}
 		case pmetric.MetricTypeSum:
@@ -260,22 +309,30 @@ func figuresByLevel(md pmetric.Metrics, perLevel time.Duration) []levelFigures {
 	})
 	var out []levelFigures
 	for level, f := range byLevel {
-		h := hists[level]
-		f.TTFTp50 = view.Quantile(h[itlconv.TimeToFirstChunk.Name], 0.5)
-		f.TTFTp99 = view.Quantile(h[itlconv.TimeToFirstChunk.Name], 0.99)
-		f.GapP50 = view.Quantile(h[itlconv.TimePerOutputChunk.Name], 0.5)
-		f.GapP99 = view.Quantile(h[itlconv.TimePerOutputChunk.Name], 0.99)
+		h := func(name string) pmetric.ExponentialHistogramDataPoint {
+			if dp, ok := hists[level][name]; ok {
+				return dp
+			}
+			return pmetric.NewExponentialHistogramDataPoint() // no observation: the quantiles are NaN
+		}
+		f.TTFTp50 = view.Quantile(h(itlconv.TimeToFirstChunk.Name), 0.5)
+		f.TTFTp99 = view.Quantile(h(itlconv.TimeToFirstChunk.Name), 0.99)
+		f.GapP50 = view.Quantile(h(itlconv.TimePerOutputChunk.Name), 0.5)
+		f.GapP99 = view.Quantile(h(itlconv.TimePerOutputChunk.Name), 0.99)
 		out = append(out, *f)
 	}
 	slices.SortFunc(out, func(a, b levelFigures) int { return a.Concurrency - b.Concurrency })
 	return out
 }
 
+// printLevels prints the table of the report, aligned whatever the widths.
 func printLevels(w io.Writer, levels []levelFigures) {
-	fmt.Fprintf(w, "\n%11s %11s %9s %9s %9s %9s %7s %9s\n", "concurrency", "generations", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "stalls", "out tok/s")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(columns, "\t")+"\t")
 	for _, l := range levels {
-		fmt.Fprintf(w, "%11d %11d %9s %9s %9s %9s %7d %9.0f\n", l.Concurrency, l.Generations, msf(l.TTFTp50), msf(l.TTFTp99), msf(l.GapP50), msf(l.GapP99), l.Stalls, l.OutputTokensPerSecond)
+		fmt.Fprintln(tw, strings.Join(l.row(), "\t")+"\t")
 	}
+	_ = tw.Flush()
 }
 
 // collectTimelines reads every span's timeline back, as the collector does, for the distributions
@@ -288,8 +345,12 @@ func collectTimelines(col *embed.Collector, d *reportData) {
 		if !r.Valid || r.Timeline.Len() == 0 {
 			continue
 		}
-		if ttft, ok := r.Timeline.TTFT(); ok && r.Complete {
+		ttft, ok := r.Timeline.TTFT()
+		if ok && r.Complete {
 			d.TTFTs = append(d.TTFTs, ttft)
+		}
+		if !ok {
+			ttft = math.NaN()
 		}
 		var gaps []float64
 		maxGap := 0.0
@@ -305,7 +366,7 @@ func collectTimelines(col *embed.Collector, d *reportData) {
 			if v, ok := span.Attributes().Get(levelKey); ok {
 				level = int(v.Int())
 			}
-			d.Slow = cadence{Concurrency: level, TraceID: span.TraceID().String(), Gaps: gaps}
+			d.Slow = cadence{Concurrency: level, TraceID: span.TraceID().String(), TTFT: ttft, Gaps: gaps}
 		}
 	}
 }

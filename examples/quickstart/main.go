@@ -1,7 +1,9 @@
-// Command quickstart shows otelitl end to end in one process, with nothing to install: simulated
-// streaming models, generations instrumented with otelitl and exported over real OTLP to an
-// embedded collector (OTLP receiver, itl processor, itl_metrics connector), and a table of TTFT,
-// inter-token latency, TPOT, throughput and stalls per model, read from the derived metrics.
+// Command quickstart shows otelitl end to end in one process, with nothing to install: three
+// simulated inference servers (fakellm's engine: continuous batching, queueing, prefill, speculative
+// decoding), generations instrumented with otelitl as each step's tokens arrive and exported over
+// real OTLP to an embedded collector (OTLP receiver, itl processor, itl_metrics connector), and a
+// table of TTFT, inter-token latency, TPOT, throughput and stalls per model, read from the derived
+// metrics.
 //
 //	go run ./examples/quickstart                      # about 15 seconds
 //	go run ./examples/quickstart -generations 1000 -concurrency 100
@@ -24,14 +26,15 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/embed"
-	"github.com/otelitl/itl/examples/internal/sim"
+	"github.com/otelitl/itl/examples/internal/export"
 	"github.com/otelitl/itl/examples/internal/view"
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -44,19 +47,34 @@ type options struct {
 }
 
 func main() {
-	var o options
-	flag.IntVar(&o.generations, "generations", 240, "generations to simulate (ignored with -serve, which runs until interrupted)")
-	flag.IntVar(&o.concurrency, "concurrency", 48, "generations streaming at once")
-	flag.Uint64Var(&o.seed, "seed", 1, "random seed of the simulated cadence")
-	flag.StringVar(&o.serve, "serve", "", "keep generating until interrupted and expose the metrics for Prometheus at this address, e.g. 127.0.0.1:8889")
-	flag.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC to this collector (host:port) instead of the embedded one")
-	flag.Parse()
+	o, err := parseFlags(flag.CommandLine, os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
+}
+
+// parseFlags defines the quickstart's flags on fs and parses args.
+func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
+	var o options
+	fs.IntVar(&o.generations, "generations", 240, "generations to simulate (ignored with -serve, which runs until interrupted)")
+	fs.IntVar(&o.concurrency, "concurrency", 48, "generations streaming at once")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulated servers and prompts")
+	fs.StringVar(&o.serve, "serve", "", "keep generating until interrupted and expose the metrics for Prometheus at this address, e.g. 127.0.0.1:8889")
+	fs.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC to this collector (host:port) instead of the embedded one")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (the options are flags, such as -generations 100)", fs.Arg(0))
+	}
+	return o, nil
 }
 
 // run does the quickstart: results go to out, progress to progress.
@@ -82,7 +100,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		fmt.Fprintln(out)
 	}
 
-	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	exp, err := export.New(ctx, endpoint)
 	if err != nil {
 		return err
 	}
@@ -90,19 +108,38 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(200*time.Millisecond)),
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("otelitl-quickstart"))),
 	)
+	defer func() { _ = tp.Shutdown(context.Background()) }() // on the error paths; the end shuts down first
 	in := otelitl.New(otelitl.WithTracerProvider(tp))
+
+	engines := make([]*engine.Engine, len(models))
+	for i, m := range models {
+		cfg := m.cost
+		cfg.Seed = o.seed + uint64(i)
+		if engines[i], err = engine.New(cfg); err != nil {
+			return fmt.Errorf("model %s: %w", m.name, err)
+		}
+		defer engines[i].Close()
+	}
+	names := make([]string, len(models))
+	for i, m := range models {
+		names[i] = m.provider + "/" + m.name
+	}
+	fmt.Fprintf(out, "simulated servers (fakellm's engine, in real time): %s\n", strings.Join(names, ", "))
 
 	start := time.Now()
 	total := o.generations
 	if o.serve != "" {
 		total = -1
 	}
-	done := drive(ctx, in, o, total, col, progress)
+	done := drive(ctx, in, engines, o, total, col, progress)
 	elapsed := time.Since(start)
 	if err := tp.Shutdown(context.Background()); err != nil {
 		return fmt.Errorf("exporting spans: %w", err)
 	}
-	fmt.Fprintf(progress, "\n%d generations in %.1fs\n\n", done, elapsed.Seconds())
+	fmt.Fprintf(progress, "\n%d generations in %s\n\n", done, view.Duration(elapsed.Seconds()))
+	if err := exp.Err(); err != nil {
+		return err
+	}
 	if col == nil {
 		fmt.Fprintf(out, "spans sent to %s; its itl_metrics connector derives the metrics.\n", endpoint)
 		return nil
@@ -114,17 +151,26 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 	view.Table(out, series, elapsed)
 	fmt.Fprintln(out)
 	view.GapHistogram(out, series)
-	fmt.Fprintln(out, `
-TTFT is the wait for the first chunk (queueing, prefill); ITL is every gap between later chunks,
-one observation per gap; TPOT is decode time per token (below ITL where chunks carry several
-tokens); out tok/s is the aggregate output rate, which can look healthy while stalls (gaps above
-250 ms) make single replies feel choppy.`)
+	fmt.Fprintf(out, legend, view.Duration(itlconv.DefaultStallThreshold.Seconds()))
 	return nil
 }
 
+const legend = `
+TTFT is the wait for the first chunk (network, queueing, prefill); ITL is every gap between later
+chunks, one observation per gap; TPOT is decode time per token (below ITL where chunks carry several
+tokens); out tok/s is the aggregate output rate, which can look healthy while stalls (gaps above
+%s) make single replies feel choppy.
+
+The servers differ as real ones do: gpt-4o runs a large batch with chunked prefill (short, steady
+gaps); claude-sonnet-4-5 decodes speculatively (1 to 4 tokens a chunk, so TPOT is below ITL);
+llama-3.1-70b has a batch of 8, so requests queue for a slot (TTFT), and prefills whole prompts,
+so a long one admitted into the batch stalls every reply decoding beside it (stalls).
+`
+
 // drive runs generations on o.concurrency workers until total are done (total < 0: until ctx ends),
-// printing progress, and returns how many finished.
-func drive(ctx context.Context, in *otelitl.Instrumentation, o options, total int, col *embed.Collector, w io.Writer) int {
+// printing progress, and returns how many finished. Generation i asks model i modulo 3, each served
+// by its own engine.
+func drive(ctx context.Context, in *otelitl.Instrumentation, engines []*engine.Engine, o options, total int, col *embed.Collector, w io.Writer) int {
 	var next, finished, chunks atomic.Int64
 	var wg sync.WaitGroup
 	for w := range o.concurrency {
@@ -135,9 +181,8 @@ func drive(ctx context.Context, in *otelitl.Instrumentation, o options, total in
 				if total >= 0 && i > int64(total) {
 					return
 				}
-				p := sim.Profiles[int(i)%len(sim.Profiles)]
-				r := sim.Run(ctx, in, p, rng)
-				chunks.Add(int64(r.Chunks))
+				k := int(i) % len(models)
+				chunks.Add(int64(generate(ctx, in, models[k], engines[k], rng)))
 				finished.Add(1)
 			}
 		})

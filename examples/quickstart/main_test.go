@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -11,18 +12,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelitl/itl/examples/internal/embed"
 )
 
+// dur is a duration as the examples print it: milliseconds below a second, seconds above.
+const dur = `(?:\d+(?:\.\d+)? (?:ms|s))`
+
 // TestQuickstart runs the whole quickstart, small: embedded collector, real OTLP over loopback,
-// simulated streams, and the table read from the derived metrics must account for every generation.
+// three simulated servers, and the table read from the derived metrics must account for every
+// generation.
 func TestQuickstart(t *testing.T) {
 	var out, progress bytes.Buffer
 	if err := run(context.Background(), options{generations: 12, concurrency: 12, seed: 7}, &out, &progress); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
-	rows := regexp.MustCompile(`(?m)^\s*(\S+/\S+)\s+(\d+)\s+\d+ ms\s+\d+ ms\s+\d+ ms\s+\d+ ms\s+\d+ ms\s+\d+\s+\d+\s*$`).FindAllStringSubmatch(text, -1)
-	if len(rows) != 3 {
+	rows := regexp.MustCompile(`(?m)^\s*(\S+/\S+)\s+(\d+)(?:\s+`+dur+`){5}\s+\d+\s+\d+\s*$`).FindAllStringSubmatch(text, -1)
+	if len(rows) != len(models) {
 		t.Fatalf("want a row per simulated model, got %d:\n%s", len(rows), text)
 	}
 	total := 0
@@ -35,6 +42,51 @@ func TestQuickstart(t *testing.T) {
 	}
 	if !strings.Contains(text, "inter-chunk gaps (ITL)") || !strings.Contains(progress.String(), "12/12 generations") {
 		t.Errorf("missing the gap histogram or the progress:\n%s\n%s", text, progress.String())
+	}
+	if regexp.MustCompile(`\d\.\d{4,}`).MatchString(text + progress.String()) {
+		t.Errorf("raw seconds in the output:\n%s\n%s", text, progress.String())
+	}
+}
+
+// TestEndpoint sends to a collector of the test's own (-endpoint): every generation arrives as a
+// span, and the quickstart says where it sent them instead of printing a table.
+func TestEndpoint(t *testing.T) {
+	col, err := embed.Start(embed.Options{KeepSpans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Stop()
+	var out, progress bytes.Buffer
+	if err := run(context.Background(), options{generations: 6, concurrency: 6, seed: 2, endpoint: col.Endpoint}, &out, &progress); err != nil {
+		t.Fatal(err)
+	}
+	col.Stop()
+	if n := len(col.Spans()); n != 6 {
+		t.Errorf("the collector got %d spans, want 6", n)
+	}
+	if !strings.Contains(out.String(), "spans sent to "+col.Endpoint) || strings.Contains(out.String(), "TTFT p50") {
+		t.Errorf("with -endpoint the quickstart says where the spans went, and prints no table:\n%s", out.String())
+	}
+}
+
+// TestFlags parses the command line as main does.
+func TestFlags(t *testing.T) {
+	o, err := parseFlags(flag.NewFlagSet("quickstart", flag.ContinueOnError),
+		[]string{"-generations", "30", "-concurrency", "5", "-seed", "9", "-serve", "127.0.0.1:0", "-endpoint", "127.0.0.1:4317"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (options{generations: 30, concurrency: 5, seed: 9, serve: "127.0.0.1:0", endpoint: "127.0.0.1:4317"}); o != want {
+		t.Errorf("parsed %+v, want %+v", o, want)
+	}
+	if o, _ := parseFlags(flag.NewFlagSet("quickstart", flag.ContinueOnError), nil); o.generations != 240 || o.concurrency != 48 || o.seed != 1 {
+		t.Errorf("defaults %+v", o)
+	}
+	if _, err := parseFlags(flag.NewFlagSet("quickstart", flag.ContinueOnError), []string{"100"}); err == nil {
+		t.Error("a stray argument must be refused")
+	}
+	if err := run(context.Background(), options{generations: 0, concurrency: 4}, io.Discard, io.Discard); err == nil {
+		t.Error("-generations 0 must be refused")
 	}
 }
 

@@ -39,8 +39,8 @@ func DefaultConfig() Config {
 		StepPerKTok: 40 * time.Microsecond, PrefillPerTok: 60 * time.Microsecond, SpecTokens: 1, Seed: 1}
 }
 
-// Validate says what is wrong with c.
-func (c Config) Validate() error {
+// validate says what is wrong with c.
+func (c Config) validate() error {
 	switch {
 	case c.MaxBatch < 1:
 		return errors.New("max batch must be at least 1")
@@ -56,8 +56,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Step is what one step gave a request: Tokens tokens (0 for the step that only finished its
-// prefill), flushed at At.
+// Step is what one engine step gave a request: Tokens tokens (at least 1), flushed at At. The step
+// that completes a request's prefill gives its first token, as real servers do.
 type Step struct {
 	Tokens int
 	At     time.Time
@@ -65,17 +65,15 @@ type Step struct {
 
 // Request is one generation in the engine.
 type Request struct {
-	ID           uint64
-	PromptTokens int
-	MaxTokens    int
+	ID uint64
 	// Steps delivers the request's tokens; it is closed after the last one. The reason is in
 	// FinishReason then.
 	Steps        chan Step
 	FinishReason string
 
-	output    int
-	prefilled int
-	ctx       context.Context
+	prompt, maxTokens int // the prompt's tokens, and the most the reply may have
+	output, prefilled int // the tokens generated, and the prompt's tokens prefilled, so far
+	ctx               context.Context
 }
 
 // Engine runs the scheduler.
@@ -89,13 +87,14 @@ type Engine struct {
 	running []*Request
 	nextID  uint64
 	closed  bool
-	log     map[uint64][]time.Time // when each chunk of each request was delivered
+	log     map[uint64][]time.Time // when each chunk of the last arrivalsKept requests was delivered
+	logged  []uint64               // the requests in log, in the order of their first chunk
 	done    chan struct{}
 }
 
 // New starts an engine with cfg. Close stops it.
 func New(cfg Config) (*Engine, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), log: map[uint64][]time.Time{}, done: make(chan struct{})}
@@ -129,28 +128,22 @@ func (e *Engine) Submit(ctx context.Context, promptTokens, maxTokens int) (*Requ
 		maxTokens = 40 + e.rng.IntN(120)
 	}
 	e.nextID++
-	r := &Request{ID: e.nextID, PromptTokens: max(promptTokens, 1), MaxTokens: maxTokens, Steps: make(chan Step, maxTokens+2), ctx: ctx}
+	r := &Request{ID: e.nextID, prompt: max(promptTokens, 1), maxTokens: maxTokens, Steps: make(chan Step, maxTokens+2), ctx: ctx}
 	e.queue = append(e.queue, r)
 	e.cond.Broadcast()
 	return r, nil
 }
 
+// arrivalsKept is how many of the latest requests Arrivals answers for: a server that runs for
+// hours does not keep every arrival.
+const arrivalsKept = 4096
+
 // Arrivals returns when each chunk of request id was delivered: the engine's own record, which
-// tests compare with what the client instrumentation saw.
+// tests compare with what the client instrumentation saw. It is kept for the latest 4096 requests.
 func (e *Engine) Arrivals(id uint64) []time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]time.Time(nil), e.log[id]...)
-}
-
-// Stats is the scheduler's state.
-type Stats struct{ Running, Waiting int }
-
-// Stats returns how many requests run and wait.
-func (e *Engine) Stats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return Stats{Running: len(e.running), Waiting: len(e.queue)}
 }
 
 func (e *Engine) loop() {
@@ -169,8 +162,22 @@ func (e *Engine) loop() {
 			e.mu.Unlock()
 			return
 		}
+		// A request whose client left while it waited is dropped before it costs a prefill.
+		waiting := e.queue[:0]
+		for _, r := range e.queue {
+			if r.ctx.Err() != nil {
+				r.FinishReason = "cancelled"
+				close(r.Steps)
+				continue
+			}
+			waiting = append(waiting, r)
+		}
+		e.queue = waiting
+		if len(e.queue) == 0 && len(e.running) == 0 {
+			e.mu.Unlock()
+			continue
+		}
 		// Continuous batching: admit waiting requests into free slots at every step.
-
 		for len(e.running) < e.cfg.MaxBatch && len(e.queue) > 0 {
 			r := e.queue[0]
 			e.queue = e.queue[1:]
@@ -190,11 +197,11 @@ func (e *Engine) loop() {
 				close(r.Steps)
 				continue
 			}
-			if r.prefilled < r.PromptTokens {
+			if r.prefilled < r.prompt {
 				if n, ok := prefilling[r]; ok {
 					r.prefilled += n
 				}
-				if r.prefilled < r.PromptTokens {
+				if r.prefilled < r.prompt {
 					kept = append(kept, r)
 					continue
 				}
@@ -204,13 +211,20 @@ func (e *Engine) loop() {
 			if e.cfg.SpecTokens > 1 {
 				k = 1 + e.rng.IntN(e.cfg.SpecTokens)
 			}
-			k = min(k, r.MaxTokens-r.output)
+			k = min(k, r.maxTokens-r.output)
 			r.output += k
 			r.Steps <- Step{Tokens: k, At: at}
+			if _, ok := e.log[r.ID]; !ok {
+				e.logged = append(e.logged, r.ID)
+				if len(e.logged) > arrivalsKept {
+					delete(e.log, e.logged[0])
+					e.logged = e.logged[1:]
+				}
+			}
 			e.log[r.ID] = append(e.log[r.ID], at)
-			if r.output >= r.MaxTokens {
+			if r.output >= r.maxTokens {
 				r.FinishReason = "length"
-				if r.MaxTokens < 40 || e.rng.IntN(4) > 0 {
+				if r.maxTokens < 40 || e.rng.IntN(4) > 0 {
 					r.FinishReason = "stop"
 				}
 				close(r.Steps)
@@ -232,8 +246,8 @@ func (e *Engine) stepCost() (time.Duration, map[*Request]int) {
 	prefilling := map[*Request]int{}
 	budget := c.ChunkedPrefill
 	for _, r := range e.running {
-		if r.prefilled < r.PromptTokens {
-			n := r.PromptTokens - r.prefilled
+		if r.prefilled < r.prompt {
+			n := r.prompt - r.prefilled
 			if c.ChunkedPrefill > 0 {
 				if budget <= 0 {
 					continue
@@ -246,7 +260,7 @@ func (e *Engine) stepCost() (time.Duration, map[*Request]int) {
 			continue
 		}
 		decoding++
-		kv += r.PromptTokens + r.output
+		kv += r.prompt + r.output
 	}
 	d += time.Duration(decoding)*c.StepPerSeq + time.Duration(kv)*c.StepPerKTok/1000
 	return d, prefilling

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,13 +26,10 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
-	"go.opentelemetry.io/otel/attribute"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/collector/itlmetricsconnector"
 	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/itlconv"
 )
 
 // Options configures the embedded collector.
@@ -45,6 +41,8 @@ type Options struct {
 	Dimensions []string
 	// KeepSpans keeps every annotated span for Spans.
 	KeepSpans bool
+	// StallThreshold, when above 0, replaces the processor's and the connector's stall threshold.
+	StallThreshold time.Duration
 }
 
 // Collector is a running embedded collector.
@@ -114,9 +112,14 @@ func Start(o Options) (*Collector, error) {
 	_ = l.Close()
 	c := &Collector{Endpoint: endpoint, Started: time.Now(), errc: make(chan error, 1), sink: &sink{keepSpans: o.KeepSpans}}
 
-	dims := ""
+	// spans is the settings the processor and the connectors read spans with.
+	spans := ""
+	if o.StallThreshold > 0 {
+		spans = fmt.Sprintf("\n    stall_threshold: %s", o.StallThreshold)
+	}
+	dims := spans
 	if len(o.Dimensions) > 0 {
-		dims = "\n    dimensions:"
+		dims += "\n    dimensions:"
 		for _, d := range o.Dimensions {
 			dims += fmt.Sprintf("\n      - name: %q", d)
 		}
@@ -138,7 +141,7 @@ receivers:
       grpc:
         endpoint: %q
 processors:
-  itl:
+  itl:%s
 connectors:
   itl_metrics:
     metrics_flush_interval: 1s%s
@@ -161,7 +164,7 @@ service:
     metrics:
       receivers: [itl_metrics]
       exporters: [embed_sink]%s
-`, endpoint, dims, promConnector, promExporter, promTraces, promPipeline)
+`, endpoint, spans, dims, promConnector, promExporter, promTraces, promPipeline)
 
 	factories := func() (otelcol.Factories, error) {
 		var f otelcol.Factories
@@ -187,6 +190,9 @@ service:
 			ProviderFactories: []confmap.ProviderFactory{yamlprovider.NewFactory()},
 		}},
 		SkipSettingGRPCLogger: true,
+		// The example stops the collector itself, after the last spans reached it: on Ctrl-C the
+		// collector must not shut down on its own before the example exported them.
+		DisableGracefulShutdown: true,
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +206,9 @@ service:
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, errors.New("the collector did not start within 10s")
+			c.col.Shutdown()
+			<-c.errc
+			return nil, errors.New("the embedded collector did not start within 10 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -231,28 +239,4 @@ func (c *Collector) Spans() []ptrace.Span {
 		pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) { out = append(out, s) })
 	}
 	return out
-}
-
-// Describe renders what the itl processor put on a span, one figure per line, durations in
-// milliseconds.
-func Describe(span ptrace.Span) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "span %q (trace %s)\n", span.Name(), span.TraceID())
-	seconds := map[attribute.Key]bool{semconv.GenAIResponseTimeToFirstChunkKey: true, itlconv.TPOTKey: true,
-		itlconv.GapP50Key: true, itlconv.GapP90Key: true, itlconv.GapP99Key: true, itlconv.GapMaxKey: true}
-	for _, k := range []attribute.Key{semconv.GenAIProviderNameKey, semconv.GenAIRequestModelKey, semconv.GenAIResponseModelKey,
-		semconv.GenAIResponseFinishReasonsKey, semconv.GenAIUsageInputTokensKey, semconv.GenAIUsageOutputTokensKey,
-		itlconv.ChunkCountKey, semconv.GenAIResponseTimeToFirstChunkKey, itlconv.TPOTKey, itlconv.GapP50Key,
-		itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.StallsKey, semconv.ErrorTypeKey} {
-		v, ok := span.Attributes().Get(string(k))
-		if !ok {
-			continue
-		}
-		if seconds[k] && v.Type() == pcommon.ValueTypeDouble {
-			fmt.Fprintf(&b, "  %-38s %.1f ms\n", k, v.Double()*1000)
-			continue
-		}
-		fmt.Fprintf(&b, "  %-38s %s\n", k, v.AsString())
-	}
-	return b.String()
 }

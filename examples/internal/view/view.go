@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -55,6 +56,56 @@ func Quantile(dp pmetric.ExponentialHistogramDataPoint, q float64) float64 {
 	return dp.Max()
 }
 
+// Merge adds the observations of src to dst, two points of one exponential histogram metric (as
+// the connector writes for one model under different attributes, such as with and without a
+// response model): the finer of the two scales is brought down to the coarser one, and the bucket
+// counts added.
+func Merge(dst, src pmetric.ExponentialHistogramDataPoint) {
+	if src.Count() == 0 {
+		return
+	}
+	if dst.Count() == 0 {
+		src.CopyTo(dst)
+		return
+	}
+	scale := min(dst.Scale(), src.Scale())
+	counts := map[int32]uint64{}
+	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	for _, dp := range []pmetric.ExponentialHistogramDataPoint{dst, src} {
+		shift := dp.Scale() - scale
+		pos := dp.Positive()
+		for i := range pos.BucketCounts().Len() {
+			c := pos.BucketCounts().At(i)
+			if c == 0 {
+				continue
+			}
+			idx := (pos.Offset() + int32(i)) >> shift // bucket i at scale s is bucket i>>k at scale s-k
+			counts[idx] += c
+			lo, hi = min(lo, idx), max(hi, idx)
+		}
+	}
+	if dst.HasMin() && src.HasMin() {
+		dst.SetMin(math.Min(dst.Min(), src.Min()))
+	}
+	if dst.HasMax() && src.HasMax() {
+		dst.SetMax(math.Max(dst.Max(), src.Max()))
+	}
+	dst.SetCount(dst.Count() + src.Count())
+	dst.SetSum(dst.Sum() + src.Sum())
+	dst.SetZeroCount(dst.ZeroCount() + src.ZeroCount())
+	dst.SetScale(scale)
+	pos := dst.Positive()
+	pos.BucketCounts().FromRaw(nil)
+	if len(counts) == 0 {
+		pos.SetOffset(0)
+		return
+	}
+	pos.SetOffset(lo)
+	for idx := lo; idx <= hi; idx++ {
+		pos.BucketCounts().Append(counts[idx])
+	}
+}
+
 // Series is one model's figures.
 type Series struct {
 	Provider, Model string
@@ -64,16 +115,23 @@ type Series struct {
 	Stalls          int64
 }
 
+// str is the value of attribute k, "" when absent.
+func str(a pcommon.Map, k attribute.Key) string {
+	if v, ok := a.Get(string(k)); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
 // Collect gathers the series of a cumulative snapshot by provider and model.
 func Collect(md pmetric.Metrics) []*Series {
 	by := map[string]*Series{}
 	get := func(a pcommon.Map) *Series {
-		prov, _ := a.Get(string(semconv.GenAIProviderNameKey))
-		model, _ := a.Get(string(semconv.GenAIRequestModelKey))
-		k := prov.AsString() + "/" + model.AsString()
+		prov, model := str(a, semconv.GenAIProviderNameKey), str(a, semconv.GenAIRequestModelKey)
+		k := prov + "/" + model
 		s, ok := by[k]
 		if !ok {
-			s = &Series{Provider: prov.AsString(), Model: model.AsString(),
+			s = &Series{Provider: prov, Model: model,
 				TTFT: pmetric.NewExponentialHistogramDataPoint(), Gap: pmetric.NewExponentialHistogramDataPoint(), TPOT: pmetric.NewExponentialHistogramDataPoint()}
 			by[k] = s
 		}
@@ -88,11 +146,11 @@ func Collect(md pmetric.Metrics) []*Series {
 				s := get(dp.Attributes())
 				switch m.Name() {
 				case itlconv.TimeToFirstChunk.Name:
-					dp.CopyTo(s.TTFT)
+					Merge(s.TTFT, dp)
 				case itlconv.TimePerOutputChunk.Name:
-					dp.CopyTo(s.Gap)
-				case string(itlconv.TPOTKey):
-					dp.CopyTo(s.TPOT)
+					Merge(s.Gap, dp)
+				case itlconv.TimePerOutputToken.Name:
+					Merge(s.TPOT, dp)
 				case itlconv.Duration.Name:
 					s.Generations += dp.Count()
 				case itlconv.TokenUsage.Name:
@@ -118,11 +176,30 @@ func Collect(md pmetric.Metrics) []*Series {
 	return out
 }
 
-func ms(v float64) string {
-	if math.IsNaN(v) {
+// Duration renders seconds for a reader: milliseconds below a second ("13.5 ms", "243 ms"),
+// seconds above ("1.27 s", "14.1 s"), three significant digits; "-" for NaN (no observation).
+func Duration(seconds float64) string {
+	switch {
+	case math.IsNaN(seconds):
 		return "-"
+	case math.Abs(seconds) < 0.9995: // rounds to at most 999 ms
+		return sig3(seconds*1000) + " ms"
+	default:
+		return sig3(seconds) + " s"
 	}
-	return fmt.Sprintf("%.0f ms", v*1000)
+}
+
+// sig3 prints v with three significant digits and no exponent (at least the units).
+func sig3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 99.95:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 9.995:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
 }
 
 // Table prints one row per model; elapsed is the wall time the figures cover, for tokens/s.
@@ -131,9 +208,9 @@ func Table(w io.Writer, series []*Series, elapsed time.Duration) {
 	fmt.Fprintln(tw, "provider/model\tgenerations\tTTFT p50\tTTFT p99\tITL p50\tITL p99\tTPOT p50\tout tok/s\tstalls\t")
 	for _, s := range series {
 		fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t%d\t\n", s.Provider, s.Model, s.Generations,
-			ms(Quantile(s.TTFT, 0.5)), ms(Quantile(s.TTFT, 0.99)),
-			ms(Quantile(s.Gap, 0.5)), ms(Quantile(s.Gap, 0.99)),
-			ms(Quantile(s.TPOT, 0.5)), s.OutputTokens/elapsed.Seconds(), s.Stalls)
+			Duration(Quantile(s.TTFT, 0.5)), Duration(Quantile(s.TTFT, 0.99)),
+			Duration(Quantile(s.Gap, 0.5)), Duration(Quantile(s.Gap, 0.99)),
+			Duration(Quantile(s.TPOT, 0.5)), s.OutputTokens/elapsed.Seconds(), s.Stalls)
 	}
 	_ = tw.Flush()
 }

@@ -1,0 +1,57 @@
+// Package export is the OTLP span exporter the examples share: OTLP/gRPC without TLS to a
+// collector, which remembers whether an export failed, so that an example can say its spans did
+// not arrive instead of that it sent them.
+package export
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// Exporter exports spans over OTLP/gRPC and keeps the first error.
+type Exporter struct {
+	sdktrace.SpanExporter
+	endpoint string
+
+	mu     sync.Mutex
+	failed int
+	first  error
+}
+
+// New exports to the collector at endpoint (host:port); opts are added to the OTLP exporter's.
+func New(ctx context.Context, endpoint string, opts ...otlptracegrpc.Option) (*Exporter, error) {
+	exp, err := otlptracegrpc.New(ctx, append([]otlptracegrpc.Option{otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure()}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Exporter{SpanExporter: exp, endpoint: endpoint}, nil
+}
+
+// ExportSpans exports spans, and counts a failure.
+func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := e.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		e.mu.Lock()
+		e.failed += len(spans)
+		if e.first == nil {
+			e.first = err
+		}
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// Err says how many spans did not reach the collector, and why the first did not; nil when every
+// export succeeded.
+func (e *Exporter) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.first == nil {
+		return nil
+	}
+	return fmt.Errorf("%d spans did not reach the collector at %s (is one listening there?): %w", e.failed, e.endpoint, e.first)
+}

@@ -1,0 +1,35 @@
+package export
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// TestNothingListening: spans sent where no collector listens are reported, not taken for sent.
+func TestNothingListening(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := l.Addr().String()
+	l.Close()
+	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithTimeout(time.Second), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, span := tp.Tracer("test").Start(ctx, "x")
+	span.End()
+	_ = tp.Shutdown(ctx)
+	if err := exp.Err(); err == nil || !strings.Contains(err.Error(), "1 spans did not reach the collector at "+endpoint) {
+		t.Errorf("error %v", err)
+	}
+}
