@@ -37,6 +37,7 @@ exporters:
     endpoint: {{SINK}}
     tls:
       insecure: true
+    compression: {{COMPRESSION}}
     sending_queue:
       enabled: true
       queue_size: 20000
@@ -113,10 +114,10 @@ service:
       exporters: [otlp/sink]
 `
 
-// render fills in a configuration's addresses; the pprof extension is on only when pprofAddr is
-// not empty.
-func (c config) render(otlpAddr, sinkAddr, pprofAddr string) string {
-	y := strings.NewReplacer("{{OTLP}}", otlpAddr, "{{SINK}}", sinkAddr).Replace(c.yaml)
+// render fills in a configuration's addresses and the exporter's compression; the pprof extension
+// is on only when pprofAddr is not empty.
+func (c config) render(otlpAddr, sinkAddr, pprofAddr, compression string) string {
+	y := strings.NewReplacer("{{OTLP}}", otlpAddr, "{{SINK}}", sinkAddr, "{{COMPRESSION}}", compression).Replace(c.yaml)
 	y += "  telemetry:\n    metrics:\n      level: none\n"
 	if pprofAddr != "" {
 		y = "extensions:\n  pprof:\n    endpoint: " + pprofAddr + "\n" + y + "  extensions: [pprof]\n"

@@ -34,7 +34,7 @@ type options struct {
 	rate, chunks, eventChunks, seconds, rounds, batch int
 	loads, configs, profile                           []string
 	profileSeconds                                    int
-	bin, out                                          string
+	bin, out, compression                             string
 }
 
 // envInt is the integer in the environment variable name, or def.
@@ -75,6 +75,7 @@ func parseOptions(args []string) (options, error) {
 	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS); compact_events runs on event loads only")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; empty for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile")
+	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
 	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl (env PIPELINE_BIN)")
 	fs.StringVar(&o.out, "out", envStr("PIPELINE_OUT", "bench-pipeline.txt"), "the report; profiles go beside it (env PIPELINE_OUT)")
 	if err := fs.Parse(args); err != nil {
@@ -86,6 +87,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.profileSeconds+4 > o.seconds && len(o.profile) > 0 {
 		return o, fmt.Errorf("a %d s profile needs a load of at least %d s (-seconds)", o.profileSeconds, o.profileSeconds+4)
+	}
+	if o.compression != "gzip" && o.compression != "none" { // the sink decompresses gzip only
+		return o, fmt.Errorf("compression %q is not known; use gzip or none", o.compression)
 	}
 	for _, l := range o.loads {
 		if l != "compact" && l != "events" {
@@ -189,7 +193,7 @@ func run(o options) error {
 			for i := range cs {
 				c := cs[(i+round)%len(cs)] // a different configuration goes first each round
 				logf("round %d/%d, load %s, %s", round+1, o.rounds, ld.name, c.name)
-				r, err := runOnce(bin, ld, c, o.rate, round, "", 0)
+				r, err := runOnce(bin, ld, c, o, round, "")
 				if err != nil {
 					return fmt.Errorf("%s on %s, round %d: %w", c.name, ld.name, round+1, err)
 				}
@@ -217,7 +221,7 @@ func run(o options) error {
 			return err
 		}
 		logf("profiling %s on %s for %d s: %s", c.name, ld.name, o.profileSeconds, path)
-		r, err := runOnce(bin, ld, c, o.rate, -1, path, o.profileSeconds)
+		r, err := runOnce(bin, ld, c, o, -1, path)
 		if err != nil {
 			return fmt.Errorf("profiling %s: %w", c.name, err)
 		}

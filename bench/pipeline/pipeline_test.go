@@ -167,11 +167,11 @@ func TestShortName(t *testing.T) {
 
 func TestConfigs(t *testing.T) {
 	for _, c := range configs {
-		y := c.render("127.0.0.1:1", "127.0.0.1:2", "")
+		y := c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip")
 		if strings.Contains(y, "{{") || strings.Contains(y, "pprof") {
 			t.Errorf("%s:\n%s", c.name, y)
 		}
-		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
+		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "none"); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
 			t.Errorf("%s with pprof:\n%s", c.name, p)
 		}
 	}
@@ -199,7 +199,7 @@ func TestParseOptions(t *testing.T) {
 	if o.seconds != 5 || o.rounds != 2 || o.rate != 1000 || o.chunks != 200 || len(o.profile) != 0 || len(o.loads) != 1 {
 		t.Errorf("%+v", o)
 	}
-	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-seconds", "8"}} {
+	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-compression", "lz4"}, {"-seconds", "8"}} {
 		if _, err := parseOptions(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}

@@ -52,10 +52,10 @@ func (c config) expect(ld *load) shape {
 	return shape{}
 }
 
-// runOnce starts the collector with c, replays ld to it at rate generations per second, waits
+// runOnce starts the collector with c, replays ld to it at o.rate generations per second, waits
 // until everything has arrived at the sink, and measures the collector. With profilePath set, the
-// pprof extension is on and a CPU profile of profileSeconds is taken from 2 s into the replay.
-func runOnce(bin string, ld *load, c config, rate int, round int, profilePath string, profileSeconds int) (result, error) {
+// pprof extension is on and a CPU profile of o.profileSeconds is taken from 2 s into the replay.
+func runOnce(bin string, ld *load, c config, o options, round int, profilePath string) (result, error) {
 	r := result{load: ld.name, config: c.name, round: round, chunks: ld.chunkCount()}
 	sk, err := startSink()
 	if err != nil {
@@ -77,7 +77,7 @@ func runOnce(bin string, ld *load, c config, rate int, round int, profilePath st
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr))
+	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression))
 	if err != nil {
 		return r, err
 	}
@@ -102,10 +102,10 @@ func runOnce(bin string, ld *load, c config, rate int, round int, profilePath st
 	if profilePath != "" {
 		prof.Go(func() {
 			time.Sleep(2 * time.Second)
-			profErr = fetchProfile(pprofAddr, profileSeconds, profilePath)
+			profErr = fetchProfile(pprofAddr, o.profileSeconds, profilePath)
 		})
 	}
-	r.sent, r.maxLag, r.retries, err = replay(otlpAddr, ld, rate)
+	r.sent, r.maxLag, r.retries, err = replay(otlpAddr, ld, o.rate)
 	if err != nil {
 		return r, fmt.Errorf("replay: %w\n%s", err, col.logTail())
 	}
