@@ -38,6 +38,7 @@ exporters:
     tls:
       insecure: true
     compression: {{COMPRESSION}}
+    timeout: 30s  # not the default 5s: on a starved machine a slow answer would be sent again, a duplicate
     sending_queue:
       enabled: true
       queue_size: 20000
@@ -258,6 +259,20 @@ func parseStatusKB(b []byte, key string) (int64, error) {
 		return kb << 10, nil
 	}
 	return 0, fmt.Errorf("/proc status: no %s", key)
+}
+
+// loadAvg is the machine's load average over the last minute, from /proc/loadavg.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 func freeAddr() (string, error) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"math"
 	"strings"
 	"testing"
@@ -203,5 +205,56 @@ func TestParseOptions(t *testing.T) {
 		if _, err := parseOptions(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
+	}
+}
+
+// BenchmarkExportGzip compresses one export request of 100 generation spans as the OTLP exporter
+// does by default (gzip at its default level), per timeline encoding: the exporter's gzip is most
+// of a pass-through collector's CPU, and its cost per byte depends on what the bytes are.
+// compact-100 is what compact_events makes of events-100; none is the spans without a timeline,
+// what drop_timeline exports.
+func BenchmarkExportGzip(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		chunks int
+		enc    otelitl.Encoding
+	}{{"compact-200", 200, otelitl.EncodingCompact}, {"events-100", 100, otelitl.EncodingEvents}, {"compact-100", 100, otelitl.EncodingCompact}, {"none", 1, otelitl.EncodingCompact}} {
+		ld, err := generate(100, c.chunks, 1, 100, c.enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw := ld.reqs[0]
+		if c.name == "none" { // one chunk: no gaps; drop its offsets as drop_timeline would
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(raw); err != nil {
+				b.Fatal(err)
+			}
+			rss := req.Traces().ResourceSpans()
+			for i := range rss.Len() {
+				for j := range rss.At(i).ScopeSpans().Len() {
+					spans := rss.At(i).ScopeSpans().At(j).Spans()
+					for k := range spans.Len() {
+						spans.At(k).Attributes().Remove(string(itlconv.ChunkOffsetsKey))
+					}
+				}
+			}
+			if raw, err = req.MarshalProto(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run("timeline="+c.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			for b.Loop() {
+				buf.Reset()
+				zw.Reset(&buf)
+				_, _ = zw.Write(raw)
+				_ = zw.Close()
+			}
+			spans := float64(ld.spans)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+			b.ReportMetric(float64(len(raw))/spans, "B/span")
+			b.ReportMetric(float64(buf.Len())/spans, "gzB/span")
+		})
 	}
 }

@@ -65,6 +65,7 @@ func formatReport(o options, loads []*load, results []result, profiles []profile
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), o.rounds)
 	fmt.Fprintf(&w, "Every configuration: OTLP/gRPC receiver, batch (2048, 200ms), OTLP/gRPC exporter with %s compression and a sending queue, to an OTLP sink in the harness; the connector delta, flushed every 2s.\n", o.compression)
 	fmt.Fprintf(&w, "CPU: the collector's utime+stime (/proc/PID/stat) from the start of the replay to %v after the last span and metric arrived; peak RSS: VmHWM.\n", settle)
+	fmt.Fprintf(&w, "The machine is shared: \"machine load\" (below) is its 1-minute load average at the end of each replay, against its %d CPUs.\n", runtime.NumCPU())
 	fmt.Fprintf(&w, "Medians over rounds; \"vs pass-through\" is the median of the per-round ratios (min-max).\n")
 	for _, ld := range loads {
 		fmt.Fprintf(&w, "\n### Load %s: %d generations/s x %d chunks (%s) for %d s\n\n", ld.name, o.rate, ld.chunks, ld.encoding, o.seconds)
@@ -114,12 +115,12 @@ func formatReport(o options, loads []*load, results []result, profiles []profile
 	}
 
 	fmt.Fprintf(&w, "\n### Every run\n\n")
-	fmt.Fprintf(&w, "| round | load | configuration | CPU s | CPU s / M chunks | CPU s, whole process | peak RSS MiB | replay s | max lag ms | spans | gap obs | TTFTs | stalls | points | problems |\n")
-	fmt.Fprintf(&w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&w, "| round | load | configuration | CPU s | CPU s / M chunks | CPU s, whole process | peak RSS MiB | replay s | max lag ms | machine load | spans | gap obs | TTFTs | stalls | points | problems |\n")
+	fmt.Fprintf(&w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	row := func(round string, r result) {
-		fmt.Fprintf(&w, "| %s | %s | %s | %.2f | %.3f | %.2f | %.0f | %.1f | %d | %d | %d | %d | %d | %d | %s |\n",
+		fmt.Fprintf(&w, "| %s | %s | %s | %.2f | %.3f | %.2f | %.0f | %.1f | %d | %.1f | %d | %d | %d | %d | %d | %s |\n",
 			round, r.load, r.config, r.cpu.Seconds(), perMillion(r.cpu, r.chunks), r.cpuTotal.Seconds(), float64(r.peakRSS)/(1<<20),
-			r.sent.Seconds(), r.maxLag.Milliseconds(), r.counts.spans, r.counts.gapObs, r.counts.ttfts, r.counts.stalls, r.counts.points, strings.Join(r.problems, "; "))
+			r.sent.Seconds(), r.maxLag.Milliseconds(), r.loadAvg, r.counts.spans, r.counts.gapObs, r.counts.ttfts, r.counts.stalls, r.counts.points, strings.Join(r.problems, "; "))
 	}
 	for _, r := range results {
 		row(fmt.Sprint(r.round+1), r)

@@ -26,6 +26,7 @@ type result struct {
 	sent         time.Duration // how long the replay took
 	maxLag       time.Duration // the latest a request left after it was due
 	retries      int64
+	loadAvg      float64 // the machine's 1-minute load average at the end of the replay
 	problems     []string
 }
 
@@ -109,6 +110,7 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 	if err != nil {
 		return r, fmt.Errorf("replay: %w\n%s", err, col.logTail())
 	}
+	r.loadAvg = loadAvg()
 
 	// Drain: every span, and with the connector every gap and TTFT, must reach the sink.
 	deadline := time.Now().Add(90 * time.Second)
