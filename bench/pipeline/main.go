@@ -34,6 +34,7 @@ type options struct {
 	rate, chunks, eventChunks, seconds, rounds, batch int
 	loads, configs, profile                           []string
 	profileSeconds                                    int
+	analyze                                           []string
 	bin, out, compression                             string
 }
 
@@ -77,11 +78,12 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
 	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl (env PIPELINE_BIN)")
+	analyze := fs.String("analyze", "", "only print the stage breakdown of these CPU profiles (comma-separated; merged), then exit")
 	fs.StringVar(&o.out, "out", envStr("PIPELINE_OUT", "bench-pipeline.txt"), "the report; profiles go beside it (env PIPELINE_OUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	o.loads, o.configs, o.profile = splitList(*loads), splitList(*cfgs), splitList(*prof)
+	o.loads, o.configs, o.profile, o.analyze = splitList(*loads), splitList(*cfgs), splitList(*prof), splitList(*analyze)
 	if o.rate <= 0 || o.chunks < 2 || o.eventChunks < 2 || o.seconds <= 0 || o.rounds <= 0 || o.batch <= 0 || o.profileSeconds <= 0 {
 		return o, fmt.Errorf("rate, seconds, rounds, batch and profile-seconds must be above 0, chunks above 1")
 	}
@@ -121,6 +123,17 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if len(o.analyze) > 0 {
+		b, err := readProfile(o.analyze...)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		var w strings.Builder
+		b.format(&w, 25)
+		fmt.Print(w.String())
+		return
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-pipeline:", err)

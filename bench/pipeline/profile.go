@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -95,6 +96,7 @@ type share struct {
 // cumulative), ours apart.
 type breakdown struct {
 	total          int64
+	samples        int
 	duration       time.Duration
 	stages         []share
 	flat, cum      []share
@@ -102,16 +104,27 @@ type breakdown struct {
 	oursTotal      int64   // samples with one of our functions on the stack
 }
 
-func readProfile(path string) (*breakdown, error) {
-	f, err := os.Open(path)
+// readProfile reads CPU profiles, merged into one when there are several (runs of the same
+// configuration: more samples, less sampling noise).
+func readProfile(paths ...string) (*breakdown, error) {
+	var ps []*profile.Profile
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		p, err := profile.Parse(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		ps = append(ps, p)
+	}
+	p, err := profile.Merge(ps)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, err
-	}
+	path := strings.Join(paths, ", ")
 	vi := -1
 	for i, st := range p.SampleType {
 		if st.Type == "cpu" {
@@ -121,11 +134,22 @@ func readProfile(path string) (*breakdown, error) {
 	if vi < 0 {
 		return nil, fmt.Errorf("%s is not a CPU profile", path)
 	}
+	si := -1
+	for i, st := range p.SampleType {
+		if st.Type == "samples" {
+			si = i
+		}
+	}
 	b := &breakdown{duration: time.Duration(p.DurationNanos)}
 	stage, flat, cum, oursCum := map[string]int64{}, map[string]int64{}, map[string]int64{}, map[string]int64{}
 	for _, s := range p.Sample {
 		v := s.Value[vi]
 		b.total += v
+		if si >= 0 {
+			b.samples += int(s.Value[si])
+		} else {
+			b.samples++
+		}
 		var stack []string // leaf first, inlined frames included
 		for _, loc := range s.Location {
 			for _, ln := range loc.Line {
@@ -184,7 +208,8 @@ func sorted(m map[string]int64) []share {
 // format writes the breakdown as Markdown tables.
 func (b *breakdown) format(w *strings.Builder, top int) {
 	pct := func(v int64) string { return fmt.Sprintf("%.1f%%", 100*float64(v)/float64(b.total)) }
-	fmt.Fprintf(w, "%.2f CPU s sampled over %v (%.2f cores busy)\n\n", float64(b.total)/1e9, b.duration.Round(time.Second), float64(b.total)/float64(b.duration))
+	fmt.Fprintf(w, "%.2f CPU s sampled over %v (%.2f cores busy), %d samples: a 10%% share is known to ±%.1f points (95%%, sampling alone)\n\n",
+		float64(b.total)/1e9, b.duration.Round(time.Second), float64(b.total)/float64(b.duration), b.samples, 196*math.Sqrt(0.09/float64(max(b.samples, 1))))
 	fmt.Fprintf(w, "| stage (innermost matching frame) | CPU share |\n| --- | --- |\n")
 	for _, s := range b.stages {
 		fmt.Fprintf(w, "| %s | %s |\n", s.name, pct(s.ns))
