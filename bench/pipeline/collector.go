@@ -84,6 +84,34 @@ service:
 `,
 	},
 	{
+		name:  "processor",
+		about: "receiver -> itl -> batch -> exporter (full without the connector)",
+		yaml: common + "processors:\n  itl:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [otlp/sink]
+`,
+	},
+	{
+		name:    "connector",
+		about:   "receiver -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter (full without the processor)",
+		metrics: true,
+		yaml: common + "processors:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`,
+	},
+	{
 		name:    "drop_timeline",
 		about:   "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (drop_timeline) -> batch -> exporter",
 		metrics: true,

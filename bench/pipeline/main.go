@@ -73,7 +73,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
 	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
-	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS); compact_events runs on event loads only")
+	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), and processor or connector (full without the other component)")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; empty for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")

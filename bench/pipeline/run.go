@@ -43,8 +43,10 @@ func (c config) expect(ld *load) shape {
 	switch c.name {
 	case "passthrough":
 		return shape{timeline: enc}
-	case "full":
+	case "full", "processor":
 		return shape{timeline: enc, figures: true}
+	case "connector":
+		return shape{timeline: enc}
 	case "drop_timeline":
 		return shape{figures: true}
 	case "compact_events":
