@@ -74,8 +74,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
 	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
 	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), and processor or connector (full without the other component)")
-	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; empty for none (env PIPELINE_PROFILE)")
-	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile")
+	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
+	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
 	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl (env PIPELINE_BIN)")
 	analyze := fs.String("analyze", "", "only print the stage breakdown of these CPU profiles (comma-separated; merged), then exit")
@@ -87,8 +87,15 @@ func parseOptions(args []string) (options, error) {
 	if o.rate <= 0 || o.chunks < 2 || o.eventChunks < 2 || o.seconds <= 0 || o.rounds <= 0 || o.batch <= 0 || o.profileSeconds <= 0 {
 		return o, fmt.Errorf("rate, seconds, rounds, batch and profile-seconds must be above 0, chunks above 1")
 	}
+	if len(o.profile) == 1 && o.profile[0] == "none" {
+		o.profile = nil
+	}
+	// A profile starts 2 s into the replay and must end before the drain: a short load gets a
+	// shorter profile, or none.
 	if o.profileSeconds+4 > o.seconds && len(o.profile) > 0 {
-		return o, fmt.Errorf("a %d s profile needs a load of at least %d s (-seconds)", o.profileSeconds, o.profileSeconds+4)
+		if o.profileSeconds = o.seconds - 4; o.profileSeconds < 1 {
+			o.profile = nil
+		}
 	}
 	if o.compression != "gzip" && o.compression != "none" { // the sink decompresses gzip only
 		return o, fmt.Errorf("compression %q is not known; use gzip or none", o.compression)

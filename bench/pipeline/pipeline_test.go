@@ -194,6 +194,15 @@ func TestParseOptions(t *testing.T) {
 	if o, err := parseOptions([]string{"-seconds", "20", "-profile", "full,compact_events:events"}); err != nil || len(o.profile) != 2 {
 		t.Errorf("%v, %+v", err, o)
 	}
+	if o, err := parseOptions([]string{"-seconds", "8"}); err != nil || o.profileSeconds != 4 || len(o.profile) != 1 {
+		t.Errorf("a short load: %v, %+v", err, o)
+	}
+	if o, err := parseOptions([]string{"-seconds", "4"}); err != nil || len(o.profile) != 0 {
+		t.Errorf("a load too short to profile: %v, %+v", err, o)
+	}
+	if o, err := parseOptions([]string{"-profile", "none"}); err != nil || len(o.profile) != 0 {
+		t.Errorf("-profile none: %v, %+v", err, o)
+	}
 	o, err := parseOptions([]string{"-rounds", "2", "-profile", "", "-loads", "compact"})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +210,7 @@ func TestParseOptions(t *testing.T) {
 	if o.seconds != 5 || o.rounds != 2 || o.rate != 1000 || o.chunks != 200 || len(o.profile) != 0 || len(o.loads) != 1 {
 		t.Errorf("%+v", o)
 	}
-	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-compression", "lz4"}, {"-seconds", "8"}} {
+	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-compression", "lz4"}} {
 		if _, err := parseOptions(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
