@@ -18,7 +18,7 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck tidy-check bench benchstat tools tidy capture modules
+.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck tidy-check bench benchstat tools tidy capture modules bench-pipeline
 
 all: check
 
@@ -116,3 +116,11 @@ bench: $(BENCHSTAT)
 	$(BENCHSTAT) -filter '.name:/(End1000|WireBytes)/' -col /enc bench.txt
 	$(BENCHSTAT) -filter '.name:/(ChunkNotRecording|ConsumeTraces|ProcessSpan)/' bench.txt
 	$(BENCHSTAT) -col /impl bench-compare.txt
+
+## bench-pipeline: the built collector end to end (issue 14): pass-through against our components on
+## one generated load, replayed as the same OTLP bytes to each configuration, interleaved over
+## rounds; CPU per million chunks, peak RSS, zero loss, ratios to pass-through, a CPU profile.
+## Table in bench-pipeline.txt. PIPELINE_RATE, PIPELINE_CHUNKS, PIPELINE_SECONDS, PIPELINE_ROUNDS
+## (defaults 1000, 200, 20, 3; see `cd bench && go run ./pipeline -h`). About 10 minutes.
+bench-pipeline:
+	cd bench && GOWORK=off $(GO) run ./pipeline -out $(CURDIR)/bench-pipeline.txt

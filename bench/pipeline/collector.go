@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A configuration of the collector under test. Every one receives OTLP/gRPC, batches the spans
+// as the load test does and exports them, and the metrics, to the sink over OTLP/gRPC.
+type config struct {
+	name    string
+	about   string
+	metrics bool // the itl_metrics connector runs: the sink must get one gap observation per gap
+	// events is true for a configuration that only differs from another on event timelines.
+	eventsOnly bool
+	yaml       string
+}
+
+const common = `
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: {{OTLP}}
+        max_recv_msg_size_mib: 64
+exporters:
+  otlp/sink:
+    endpoint: {{SINK}}
+    tls:
+      insecure: true
+    compression: {{COMPRESSION}}
+    timeout: 30s  # not the default 5s: on a starved machine a slow answer would be sent again, a duplicate
+    sending_queue:
+      enabled: true
+      queue_size: 20000
+connectors:
+  itl_metrics:
+    aggregation_temporality: delta
+    metrics_flush_interval: 2s
+`
+
+const batch = `
+  batch:
+    send_batch_size: 2048
+    timeout: 200ms
+`
+
+var configs = []config{
+	{
+		name:  "passthrough",
+		about: "OTLP receiver -> batch -> OTLP exporter",
+		yaml: common + "processors:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [otlp/sink]
+`,
+	},
+	{
+		name:    "full",
+		about:   "receiver -> itl -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter",
+		metrics: true,
+		yaml: common + "processors:\n  itl:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`,
+	},
+	{
+		name:  "processor",
+		about: "receiver -> itl -> batch -> exporter (full without the connector)",
+		yaml: common + "processors:\n  itl:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [otlp/sink]
+`,
+	},
+	{
+		name:    "connector",
+		about:   "receiver -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter (full without the processor)",
+		metrics: true,
+		yaml: common + "processors:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`,
+	},
+	{
+		name:    "drop_timeline",
+		about:   "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (drop_timeline) -> batch -> exporter",
+		metrics: true,
+		yaml:    common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout,
+	},
+	{
+		name:       "compact_events",
+		about:      "as drop_timeline, with compact_events instead",
+		metrics:    true,
+		eventsOnly: true,
+		yaml:       common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout,
+	},
+}
+
+// storeLayout is the pipeline layout of collector/itlprocessor/README.md ("Pipeline: keep per-gap
+// metrics, store small spans"): the connector sees the spans before the processor changes them.
+const storeLayout = `
+service:
+  pipelines:
+    traces/metrics:
+      receivers: [otlp]
+      exporters: [itl_metrics]
+    traces/store:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`
+
+// render fills in a configuration's addresses and the exporter's compression; the pprof extension
+// is on only when pprofAddr is not empty.
+func (c config) render(otlpAddr, sinkAddr, pprofAddr, compression string) string {
+	y := strings.NewReplacer("{{OTLP}}", otlpAddr, "{{SINK}}", sinkAddr, "{{COMPRESSION}}", compression).Replace(c.yaml)
+	y += "  telemetry:\n    metrics:\n      level: none\n"
+	if pprofAddr != "" {
+		y = "extensions:\n  pprof:\n    endpoint: " + pprofAddr + "\n" + y + "  extensions: [pprof]\n"
+	}
+	return y
+}
+
+func configByName(name string) (config, bool) {
+	for _, c := range configs {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return config{}, false
+}
+
+// collector is a running otelcol-itl process.
+type collector struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+func startCollector(bin, dir, yaml string) (*collector, error) {
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "collector.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--config", cfg)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	c := &collector{cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() { _ = cmd.Wait(); logf.Close(); close(c.done) }()
+	return c, nil
+}
+
+// stop interrupts the collector and waits for it to exit (killing it after 30 s); it returns the
+// CPU time the process used over its whole life, from its rusage.
+func (c *collector) stop() time.Duration {
+	_ = c.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+	if ru, ok := c.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return 0
+}
+
+func (c *collector) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// logTail is the end of the collector's log, for error messages.
+func (c *collector) logTail() string {
+	b, _ := os.ReadFile(c.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100 on every Linux
+// architecture Go supports.
+const clockTicks = 100
+
+// procCPU reads the CPU time (user + system) a running process has used so far.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(b)
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15) from the contents of /proc/PID/stat. The
+// command name (field 2) is in parentheses and may hold spaces and parentheses, so the fields are
+// counted from the last ')'.
+func parseStatCPU(b []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc stat: no command name in %q", b)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state), so field n is f[n-3].
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc stat: %d fields after the command name", len(f))
+	}
+	ut, err1 := strconv.ParseInt(f[14-3], 10, 64)
+	st, err2 := strconv.ParseInt(f[15-3], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc stat: utime %q, stime %q", f[14-3], f[15-3])
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
+
+// procPeakRSS reads VmHWM, the process's peak resident set size, in bytes.
+func procPeakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusKB(b, "VmHWM")
+}
+
+// parseStatusKB reads a "Key:   1234 kB" line of /proc/PID/status, in bytes.
+func parseStatusKB(b []byte, key string) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || name != key {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("/proc status: %s is %q", key, rest)
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc status: %s is %q", key, rest)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("/proc status: no %s", key)
+}
+
+// loadAvg is the machine's load average over the last minute, from /proc/loadavg.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitTCP(addr string, timeout time.Duration, c *collector) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if c.exited() {
+			return fmt.Errorf("the collector exited at start:\n%s", c.logTail())
+		}
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not listening within %v:\n%s", addr, timeout, c.logTail())
+}

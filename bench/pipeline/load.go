@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+// load is a generated load: the OTLP export requests the OpenTelemetry Go SDK's OTLP exporter would
+// send, encoded once, and what they hold, so that every collector can be fed the same bytes and
+// what reaches the sink can be checked exactly.
+type load struct {
+	kind     string // "compact" or "events"
+	name     string // "compact-200", "events-100"
+	encoding otelitl.Encoding
+	chunks   int
+	spans    int64 // generations
+	gaps     int64 // chunks - 1 per generation
+	stalls   int64 // gaps above the default stall threshold
+	reqs     [][]byte
+	reqSpans []int // spans in each request
+	bytes    int64 // sum of len(reqs)
+}
+
+func (l *load) chunkCount() int64 { return l.spans * int64(l.chunks) }
+
+// captureClient is an otlptrace.Client that keeps each export request, encoded exactly as
+// otlptracegrpc puts it on the wire (an ExportTraceServiceRequest of the exporter's ResourceSpans),
+// instead of sending it.
+type captureClient struct {
+	mu       sync.Mutex
+	reqs     [][]byte
+	reqSpans []int
+}
+
+func (*captureClient) Start(context.Context) error { return nil }
+func (*captureClient) Stop(context.Context) error  { return nil }
+
+func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	b, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range rs {
+		for _, ss := range r.ScopeSpans {
+			n += len(ss.Spans)
+		}
+	}
+	c.mu.Lock()
+	c.reqs = append(c.reqs, b)
+	c.reqSpans = append(c.reqSpans, n)
+	c.mu.Unlock()
+	return nil
+}
+
+// generate writes rate*seconds generations of chunks chunks each with otelitl on the OpenTelemetry
+// Go SDK, with the cadence of the load test (e2e/load_test.go: 10-34 ms gaps, a 400 ms stall where
+// (i+k)%97 == 0, 8 models), batched by the SDK's batch span processor into requests of batch
+// spans, and returns the encoded requests. Generation i starts i/rate seconds after the first, as
+// if it had been paced.
+func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, error) {
+	ctx := context.Background()
+	client := &captureClient{}
+	exp, err := otlptrace.New(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	limits := sdktrace.NewSpanLimits()
+	limits.EventCountLimit = max(limits.EventCountLimit, chunks) // an event load keeps every chunk
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp, sdktrace.WithBlocking(), sdktrace.WithMaxQueueSize(4*batch),
+			sdktrace.WithMaxExportBatchSize(batch), sdktrace.WithBatchTimeout(time.Hour)),
+		sdktrace.WithRawSpanLimits(limits),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("loadtest"))))
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
+
+	total := int64(rate) * int64(seconds)
+	l := &load{encoding: enc, chunks: chunks, spans: total}
+	base := time.Now().Add(-time.Duration(seconds)*time.Second - 30*time.Second)
+	for i := range total {
+		startAt := base.Add(time.Duration(i) * time.Second / time.Duration(rate))
+		_, g := in.Start(ctx, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8), StartTime: startAt})
+		off := time.Duration(200+i%300) * time.Millisecond
+		for k := range chunks {
+			if k > 0 {
+				gap := time.Duration(10+(i+int64(k)*7)%25) * time.Millisecond
+				if (i+int64(k))%97 == 0 {
+					gap = 400 * time.Millisecond
+					l.stalls++
+				}
+				off += gap
+				l.gaps++
+			}
+			g.ChunkAt(startAt.Add(off), 1)
+		}
+		g.EndAt(startAt.Add(off+time.Millisecond), nil)
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		return nil, err
+	}
+	l.reqs, l.reqSpans = client.reqs, client.reqSpans
+	var n int64
+	for i, r := range l.reqs {
+		l.bytes += int64(len(r))
+		n += int64(l.reqSpans[i])
+	}
+	if n != total {
+		return nil, fmt.Errorf("generated %d generations but captured %d spans", total, n)
+	}
+	return l, nil
+}
+
+// schedule returns when each request is due, from the start of the replay, so that spans leave at
+// rate per second: request k is due when the spans before it have had their time.
+func schedule(reqSpans []int, rate int) []time.Duration {
+	due := make([]time.Duration, len(reqSpans))
+	var before int64
+	for k, n := range reqSpans {
+		due[k] = time.Duration(before * int64(time.Second) / int64(rate))
+		before += int64(n)
+	}
+	return due
+}

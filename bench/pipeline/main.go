@@ -1,0 +1,287 @@
+// Command pipeline measures what the itl processor and the itl_metrics connector add to a
+// collector, end to end (issue 14): the built otelcol-itl runs as a pass-through (OTLP receiver ->
+// batch -> OTLP exporter) and with our components, on the same spans, side by side.
+//
+// The load is generated once, with otelitl on the OpenTelemetry Go SDK as the load test
+// (e2e/load_test.go) sends it, and kept as the encoded OTLP export requests. Every run replays
+// those same bytes over OTLP/gRPC at the target rate to a fresh collector, whose exporter sends
+// to a sink in this process that counts spans and metric observations, so that zero loss is
+// checked on every run. The collector's CPU is read from /proc/PID/stat from the start of the
+// replay to the end of the drain, its peak RSS from VmHWM. Configurations are interleaved, their
+// order rotated each round; the report gives medians and the median of the per-round ratios to
+// pass-through.
+//
+//	make bench-pipeline                        # 1000 generations/s x 200 chunks, 20 s, 3 rounds
+//	PIPELINE_SECONDS=5 PIPELINE_ROUNDS=1 make bench-pipeline
+//	cd bench && go run ./pipeline -h
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+type options struct {
+	rate, chunks, eventChunks, seconds, rounds, batch int
+	loads, configs, profile                           []string
+	profileSeconds                                    int
+	analyze                                           []string
+	bin, out, compression                             string
+}
+
+// envInt is the integer in the environment variable name, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envStr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("pipeline", flag.ContinueOnError)
+	fs.IntVar(&o.rate, "rate", envInt("PIPELINE_RATE", 1000), "generations per second (env PIPELINE_RATE)")
+	fs.IntVar(&o.chunks, "chunks", envInt("PIPELINE_CHUNKS", 200), "chunks per generation of the compact load (env PIPELINE_CHUNKS)")
+	fs.IntVar(&o.eventChunks, "event-chunks", envInt("PIPELINE_EVENT_CHUNKS", 100), "chunks per generation of the event load (env PIPELINE_EVENT_CHUNKS)")
+	fs.IntVar(&o.seconds, "seconds", envInt("PIPELINE_SECONDS", 20), "seconds of load per run (env PIPELINE_SECONDS)")
+	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
+	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
+	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
+	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), and processor or connector (full without the other component)")
+	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
+	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
+	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
+	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl (env PIPELINE_BIN)")
+	analyze := fs.String("analyze", "", "only print the stage breakdown of these CPU profiles (comma-separated; merged), then exit")
+	fs.StringVar(&o.out, "out", envStr("PIPELINE_OUT", "bench-pipeline.txt"), "the report; profiles go beside it (env PIPELINE_OUT)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.loads, o.configs, o.profile, o.analyze = splitList(*loads), splitList(*cfgs), splitList(*prof), splitList(*analyze)
+	if o.rate <= 0 || o.chunks < 2 || o.eventChunks < 2 || o.seconds <= 0 || o.rounds <= 0 || o.batch <= 0 || o.profileSeconds <= 0 {
+		return o, fmt.Errorf("rate, seconds, rounds, batch and profile-seconds must be above 0, chunks above 1")
+	}
+	if len(o.profile) == 1 && o.profile[0] == "none" {
+		o.profile = nil
+	}
+	// A profile starts 2 s into the replay and must end before the drain: a short load gets a
+	// shorter profile, or none.
+	if o.profileSeconds+4 > o.seconds && len(o.profile) > 0 {
+		if o.profileSeconds = o.seconds - 4; o.profileSeconds < 1 {
+			o.profile = nil
+		}
+	}
+	if o.compression != "gzip" && o.compression != "none" { // the sink decompresses gzip only
+		return o, fmt.Errorf("compression %q is not known; use gzip or none", o.compression)
+	}
+	for _, l := range o.loads {
+		if l != "compact" && l != "events" {
+			return o, fmt.Errorf("load %q is not known; use compact or events", l)
+		}
+	}
+	if len(o.loads) == 0 || len(o.configs) == 0 {
+		return o, fmt.Errorf("no load or no configuration")
+	}
+	for _, c := range o.configs {
+		if _, ok := configByName(c); !ok {
+			return o, fmt.Errorf("configuration %q is not known", c)
+		}
+	}
+	for _, p := range o.profile {
+		c, l, hasLoad := strings.Cut(p, ":")
+		if _, ok := configByName(c); !ok {
+			return o, fmt.Errorf("profile %q: configuration %q is not known", p, c)
+		}
+		if hasLoad && !slices.Contains(o.loads, l) {
+			return o, fmt.Errorf("profile %q: load %q is not among -loads", p, l)
+		}
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseOptions(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if len(o.analyze) > 0 {
+		b, err := readProfile(o.analyze...)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		var w strings.Builder
+		b.format(&w, 25)
+		fmt.Print(w.String())
+		return
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-pipeline:", err)
+		os.Exit(1)
+	}
+}
+
+// repoRoot finds the repository from the working directory (bench/ under make).
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "cmd", "otelcol-itl", "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no cmd/otelcol-itl above %s", dir)
+		}
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func run(o options) error {
+	bin := o.bin
+	if bin == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "bench-pipeline-bin-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bin = filepath.Join(dir, "otelcol-itl")
+		logf("building cmd/otelcol-itl")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Dir = filepath.Join(root, "cmd", "otelcol-itl")
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building otelcol-itl: %v\n%s", err, out)
+		}
+	}
+
+	var loads []*load
+	for _, name := range o.loads {
+		enc, chunks := otelitl.EncodingCompact, o.chunks
+		if name == "events" {
+			enc, chunks = otelitl.EncodingEvents, o.eventChunks
+		}
+		t := time.Now()
+		ld, err := generate(o.rate, chunks, o.seconds, o.batch, enc)
+		if err != nil {
+			return fmt.Errorf("generating the %s load: %w", name, err)
+		}
+		ld.kind, ld.name = name, fmt.Sprintf("%s-%d", name, chunks)
+		logf("load %s: %d generations in %d requests, %.1f MB, generated in %v", ld.name, ld.spans, len(ld.reqs), float64(ld.bytes)/1e6, time.Since(t).Round(time.Millisecond))
+		loads = append(loads, ld)
+	}
+
+	var results []result
+	for round := range o.rounds {
+		for _, ld := range loads {
+			cs := configsFor(o.configs, ld)
+			for i := range cs {
+				c := cs[(i+round)%len(cs)] // a different configuration goes first each round
+				logf("round %d/%d, load %s, %s", round+1, o.rounds, ld.name, c.name)
+				r, err := runOnce(bin, ld, c, o, round, "")
+				if err != nil {
+					return fmt.Errorf("%s on %s, round %d: %w", c.name, ld.name, round+1, err)
+				}
+				logf("  CPU %.2f s (%.3f s per million chunks), peak RSS %.0f MiB, %d spans, %d gap observations, %d metric points, max lag %v%s",
+					r.cpu.Seconds(), r.cpu.Seconds()/(float64(ld.chunkCount())/1e6), float64(r.peakRSS)/(1<<20), r.counts.spans, r.counts.gapObs, r.counts.points,
+					r.maxLag.Round(time.Millisecond), problemText(r.problems))
+				results = append(results, r)
+			}
+		}
+	}
+
+	var profiles []profileRun
+	dir := filepath.Dir(o.out)
+	for _, p := range o.profile {
+		name, kind, _ := strings.Cut(p, ":")
+		c, _ := configByName(name)
+		ld := loads[0]
+		for _, l := range loads {
+			if l.kind == kind {
+				ld = l
+			}
+		}
+		path, err := filepath.Abs(filepath.Join(dir, fmt.Sprintf("bench-pipeline-%s-%s.pprof", ld.name, c.name)))
+		if err != nil {
+			return err
+		}
+		logf("profiling %s on %s for %d s: %s", c.name, ld.name, o.profileSeconds, path)
+		r, err := runOnce(bin, ld, c, o, -1, path)
+		if err != nil {
+			return fmt.Errorf("profiling %s: %w", c.name, err)
+		}
+		b, err := readProfile(path)
+		if err != nil {
+			return err
+		}
+		profiles = append(profiles, profileRun{load: ld.name, config: c.name, path: path, r: r, b: b})
+	}
+
+	report := formatReport(o, loads, results, profiles)
+	fmt.Print(report)
+	if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
+		return err
+	}
+	logf("report written to %s", o.out)
+	for _, r := range results {
+		if len(r.problems) > 0 {
+			return fmt.Errorf("some runs lost or changed data: see the report")
+		}
+	}
+	return nil
+}
+
+// configsFor is the configurations that run on ld, in the order asked.
+func configsFor(names []string, ld *load) []config {
+	var cs []config
+	for _, n := range names {
+		c, _ := configByName(n)
+		if c.eventsOnly && ld.encoding != otelitl.EncodingEvents {
+			continue
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func problemText(p []string) string {
+	if len(p) == 0 {
+		return ""
+	}
+	return "; PROBLEMS: " + strings.Join(p, "; ")
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// The harness runs only under make bench-pipeline; these tests check its parsing and arithmetic.
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name with a space and a parenthesis: fields are counted from the last ')'.
+	stat := "4242 (otel col) x) S 1 4242 4242 0 -1 4194560 12345 0 0 0 1234 567 0 0 20 0 14 0 98765 2000000000 20000 18446744073709551615\n"
+	got, err := parseStatCPU([]byte(stat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (1234 + 567) * 10 * time.Millisecond; got != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if _, err := parseStatCPU([]byte("4242 (x) S 1 2")); err == nil {
+		t.Error("a short line was read")
+	}
+}
+
+func TestParseStatusKB(t *testing.T) {
+	status := "Name:\totelcol-itl\nVmPeak:\t 2000000 kB\nVmHWM:\t   58432 kB\nVmRSS:\t   51200 kB\n"
+	got, err := parseStatusKB([]byte(status), "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 58432<<10 {
+		t.Errorf("got %d", got)
+	}
+	if _, err := parseStatusKB([]byte(status), "VmSwap"); err == nil {
+		t.Error("a missing key was read")
+	}
+}
+
+func TestGenerateAndCountSpans(t *testing.T) {
+	ld, err := generate(50, 10, 2, 30, otelitl.EncodingCompact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.spans != 100 || ld.gaps != 100*9 || len(ld.reqs) != 4 {
+		t.Fatalf("spans %d, gaps %d, requests %d", ld.spans, ld.gaps, len(ld.reqs))
+	}
+	var total int
+	for i, b := range ld.reqs {
+		n, err := countSpans(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		if n != req.Traces().SpanCount() || n != ld.reqSpans[i] {
+			t.Errorf("request %d: counted %d spans, pdata %d, generated %d", i, n, req.Traces().SpanCount(), ld.reqSpans[i])
+		}
+		total += n
+		sp := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+		if sh := shapeOf(sp); sh != (shape{timeline: "compact"}) {
+			t.Errorf("request %d: a span is %s", i, sh)
+		}
+		if v, _ := sp.Attributes().Get(string(itlconv.ChunkOffsetsKey)); v.Slice().Len() != 10 {
+			t.Errorf("request %d: %d offsets", i, v.Slice().Len())
+		}
+	}
+	if total != 100 {
+		t.Errorf("%d spans in all", total)
+	}
+
+	ev, err := generate(10, 150, 1, 100, otelitl.EncodingEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalProto(ev.reqs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if sp := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0); sp.Events().Len() != 150 {
+		t.Errorf("an event span kept %d of 150 chunks", sp.Events().Len())
+	}
+	if _, err := countSpans([]byte{0x0a, 0x05, 0x12}); err == nil {
+		t.Error("a truncated request was counted")
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	due := schedule([]int{100, 100, 50, 100}, 1000)
+	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond}
+	for i := range want {
+		if due[i] != want[i] {
+			t.Errorf("request %d due at %v, want %v", i, due[i], want[i])
+		}
+	}
+}
+
+func TestMedianAndRatios(t *testing.T) {
+	if m := median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("median %v", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median %v", m)
+	}
+	if m := median(nil); m != 0 {
+		t.Errorf("median of none %v", m)
+	}
+	r := pairedRatios(map[int]float64{0: 1.1, 1: 2.4, 2: 0.9, 3: 5}, map[int]float64{0: 1, 1: 2, 2: 1})
+	want := []float64{0.9, 1.1, 1.2}
+	if len(r) != len(want) {
+		t.Fatalf("ratios %v", r)
+	}
+	for i := range want {
+		if math.Abs(r[i]-want[i]) > 1e-12 {
+			t.Errorf("ratios %v, want %v", r, want)
+		}
+	}
+	if s := ratioText(r); s != "1.100 (0.900-1.200)" {
+		t.Errorf("ratio text %q", s)
+	}
+	if v := perMillion(2*time.Second, 4_000_000); v != 0.5 {
+		t.Errorf("per million %v", v)
+	}
+}
+
+func TestStageOf(t *testing.T) {
+	for _, c := range []struct {
+		stack []string // leaf first
+		want  string
+	}{
+		{[]string{"runtime.mallocgc", "go.opentelemetry.io/collector/pdata/pcommon.Map.PutDouble", "github.com/otelitl/itl/collector/itlprocessor.(*processor).processSpan", "go.opentelemetry.io/collector/receiver/otlpreceiver.(*Receiver).Export"}, "ours: itl processor"},
+		{[]string{"github.com/otelitl/itl/collector/genaispan.Decode", "github.com/otelitl/itl/collector/itlmetricsconnector.(*connector).ConsumeTraces", "go.opentelemetry.io/collector/processor/batchprocessor.(*shard).sendItems"}, "ours: itl_metrics connector"},
+		{[]string{"go.opentelemetry.io/collector/pdata/internal.UnmarshalProtoOrigSpan", "google.golang.org/grpc.(*Server).processUnaryRPC"}, "OTLP decode (receiver, pdata unmarshal)"},
+		{[]string{"runtime.memmove", "go.opentelemetry.io/collector/pdata/internal.MarshalProtoOrigSpan", "go.opentelemetry.io/collector/exporter/otlpexporter.(*baseExporter).pushTraces"}, "OTLP encode (exporter, pdata marshal/size)"},
+		{[]string{"go.opentelemetry.io/collector/pdata/ptrace.Traces.CopyTo", "go.opentelemetry.io/collector/internal/fanoutconsumer.(*tracesConsumer).ConsumeTraces"}, "fanout copy between pipelines"},
+		{[]string{"syscall.Syscall", "google.golang.org/grpc/internal/transport.(*loopyWriter).run", "google.golang.org/grpc/internal/transport.NewServerTransport.func2"}, "gRPC, HTTP/2 and network: receiver side"},
+		{[]string{"internal/poll.(*FD).Write", "google.golang.org/grpc/internal/transport.(*http2Client).Write", "google.golang.org/grpc.invoke"}, "gRPC, HTTP/2 and network: exporter side"},
+		{[]string{"compress/flate.(*compressor).deflate", "google.golang.org/grpc.compress", "google.golang.org/grpc.invoke"}, "gzip compression (exporter)"},
+		{[]string{"runtime.scanobject", "runtime.gcDrain", "runtime.gcBgMarkWorker"}, "GC (background) and scheduler"},
+		{[]string{"runtime.futex"}, "other"},
+	} {
+		if got := stageOf(c.stack); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.stack[0], got, c.want)
+		}
+	}
+}
+
+func TestShortName(t *testing.T) {
+	for in, want := range map[string]string{
+		"github.com/otelitl/itl/collector/itlprocessor.(*itlProcessor).processSpan":                                                        "itlprocessor.(*itlProcessor).processSpan",
+		"go.opentelemetry.io/collector/exporter/exporterhelper/internal/queuebatch.(*partitionBatcher[go.shape.interface { x/y.Z }]).Send": "queuebatch.(*partitionBatcher[go.shape.interface { x/y.Z }]).Send",
+		"runtime.mallocgc": "runtime.mallocgc",
+	} {
+		if got := shortName(in); got != want {
+			t.Errorf("%s: got %s", in, got)
+		}
+	}
+}
+
+func TestConfigs(t *testing.T) {
+	for _, c := range configs {
+		y := c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip")
+		if strings.Contains(y, "{{") || strings.Contains(y, "pprof") {
+			t.Errorf("%s:\n%s", c.name, y)
+		}
+		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "none"); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
+			t.Errorf("%s with pprof:\n%s", c.name, p)
+		}
+	}
+	compact := &load{encoding: otelitl.EncodingCompact}
+	events := &load{encoding: otelitl.EncodingEvents}
+	if n := len(configsFor([]string{"passthrough", "full", "drop_timeline", "compact_events"}, compact)); n != 3 {
+		t.Errorf("%d configurations on a compact load", n)
+	}
+	full, _ := configByName("full")
+	ct, _ := configByName("compact_events")
+	if full.expect(events) != (shape{timeline: "events", figures: true}) || ct.expect(events) != (shape{timeline: "compact", figures: true}) {
+		t.Error("expected shapes")
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	t.Setenv("PIPELINE_SECONDS", "5")
+	if o, err := parseOptions([]string{"-seconds", "20", "-profile", "full,compact_events:events"}); err != nil || len(o.profile) != 2 {
+		t.Errorf("%v, %+v", err, o)
+	}
+	if o, err := parseOptions([]string{"-seconds", "8"}); err != nil || o.profileSeconds != 4 || len(o.profile) != 1 {
+		t.Errorf("a short load: %v, %+v", err, o)
+	}
+	if o, err := parseOptions([]string{"-seconds", "4"}); err != nil || len(o.profile) != 0 {
+		t.Errorf("a load too short to profile: %v, %+v", err, o)
+	}
+	if o, err := parseOptions([]string{"-profile", "none"}); err != nil || len(o.profile) != 0 {
+		t.Errorf("-profile none: %v, %+v", err, o)
+	}
+	o, err := parseOptions([]string{"-rounds", "2", "-profile", "", "-loads", "compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.seconds != 5 || o.rounds != 2 || o.rate != 1000 || o.chunks != 200 || len(o.profile) != 0 || len(o.loads) != 1 {
+		t.Errorf("%+v", o)
+	}
+	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-compression", "lz4"}} {
+		if _, err := parseOptions(args); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// BenchmarkExportGzip compresses one export request of 100 generation spans as the OTLP exporter
+// does by default (gzip at its default level), per timeline encoding: the exporter's gzip is most
+// of a pass-through collector's CPU, and its cost per byte depends on what the bytes are.
+// compact-100 is what compact_events makes of events-100; none is the spans without a timeline,
+// what drop_timeline exports.
+func BenchmarkExportGzip(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		chunks int
+		enc    otelitl.Encoding
+	}{{"compact-200", 200, otelitl.EncodingCompact}, {"events-100", 100, otelitl.EncodingEvents}, {"compact-100", 100, otelitl.EncodingCompact}, {"none", 1, otelitl.EncodingCompact}} {
+		ld, err := generate(100, c.chunks, 1, 100, c.enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw := ld.reqs[0]
+		if c.name == "none" { // one chunk: no gaps; drop its offsets as drop_timeline would
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(raw); err != nil {
+				b.Fatal(err)
+			}
+			rss := req.Traces().ResourceSpans()
+			for i := range rss.Len() {
+				for j := range rss.At(i).ScopeSpans().Len() {
+					spans := rss.At(i).ScopeSpans().At(j).Spans()
+					for k := range spans.Len() {
+						spans.At(k).Attributes().Remove(string(itlconv.ChunkOffsetsKey))
+					}
+				}
+			}
+			if raw, err = req.MarshalProto(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run("timeline="+c.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			for b.Loop() {
+				buf.Reset()
+				zw.Reset(&buf)
+				_, _ = zw.Write(raw)
+				_ = zw.Close()
+			}
+			spans := float64(ld.spans)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+			b.ReportMetric(float64(len(raw))/spans, "B/span")
+			b.ReportMetric(float64(buf.Len())/spans, "gzB/span")
+		})
+	}
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// result is one run of one configuration on one load.
+type result struct {
+	load, config string
+	round        int
+	chunks       int64         // chunks in the load
+	cpu          time.Duration // collector CPU from the start of the replay to the end of the drain
+	cpuTotal     time.Duration // collector CPU over its whole life (rusage), start and shutdown included
+	peakRSS      int64         // VmHWM just before shutdown
+	counts       sinkCounts    // what reached the sink, shutdown included
+	sent         time.Duration // how long the replay took
+	maxLag       time.Duration // the latest a request left after it was due
+	retries      int64
+	loadAvg      float64 // the machine's 1-minute load average at the end of the replay
+	problems     []string
+}
+
+// settle is how long a run waits once everything has arrived, for anything extra to arrive too
+// (the connector flushes every 2 s). Every configuration waits as long, so its idle CPU is the same.
+const settle = 2500 * time.Millisecond
+
+// expect is the shape every span delivered must have.
+func (c config) expect(ld *load) shape {
+	enc := "compact"
+	if ld.encoding.String() == "events" {
+		enc = "events"
+	}
+	switch c.name {
+	case "passthrough":
+		return shape{timeline: enc}
+	case "full", "processor":
+		return shape{timeline: enc, figures: true}
+	case "connector":
+		return shape{timeline: enc}
+	case "drop_timeline":
+		return shape{figures: true}
+	case "compact_events":
+		return shape{timeline: "compact", figures: true}
+	}
+	return shape{}
+}
+
+// runOnce starts the collector with c, replays ld to it at o.rate generations per second, waits
+// until everything has arrived at the sink, and measures the collector. With profilePath set, the
+// pprof extension is on and a CPU profile of o.profileSeconds is taken from 2 s into the replay.
+func runOnce(bin string, ld *load, c config, o options, round int, profilePath string) (result, error) {
+	r := result{load: ld.name, config: c.name, round: round, chunks: ld.chunkCount()}
+	sk, err := startSink()
+	if err != nil {
+		return r, err
+	}
+	defer sk.stop()
+	otlpAddr, err := freeAddr()
+	if err != nil {
+		return r, err
+	}
+	var pprofAddr string
+	if profilePath != "" {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return r, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "bench-pipeline-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression))
+	if err != nil {
+		return r, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			col.stop()
+		}
+	}()
+	if err := waitTCP(otlpAddr, 60*time.Second, col); err != nil {
+		return r, err
+	}
+	time.Sleep(time.Second) // the collector's start is not measured
+	pid := col.cmd.Process.Pid
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return r, err
+	}
+
+	var prof sync.WaitGroup
+	var profErr error
+	if profilePath != "" {
+		prof.Go(func() {
+			time.Sleep(2 * time.Second)
+			profErr = fetchProfile(pprofAddr, o.profileSeconds, profilePath)
+		})
+	}
+	r.sent, r.maxLag, r.retries, err = replay(otlpAddr, ld, o.rate)
+	if err != nil {
+		return r, fmt.Errorf("replay: %w\n%s", err, col.logTail())
+	}
+	r.loadAvg = loadAvg()
+
+	// Drain: every span, and with the connector every gap and TTFT, must reach the sink.
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		s := sk.snapshot()
+		if s.spans >= ld.spans && (!c.metrics || (int64(s.gapObs) >= ld.gaps && int64(s.ttfts) >= ld.spans)) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(settle)
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return r, err
+	}
+	r.cpu = cpu1 - cpu0
+	if r.peakRSS, err = procPeakRSS(pid); err != nil {
+		return r, err
+	}
+	prof.Wait()
+	if profErr != nil {
+		return r, fmt.Errorf("profile: %w", profErr)
+	}
+	r.cpuTotal = col.stop()
+	stopped = true
+	r.counts = sk.snapshot()
+	r.problems = check(r.counts, ld, c)
+	if r.retries > 0 {
+		r.problems = append(r.problems, fmt.Sprintf("%d export requests were retried", r.retries))
+	}
+	return r, nil
+}
+
+// check compares what reached the sink with what was sent: zero loss, nothing extra, and spans
+// of the configuration's shape.
+func check(s sinkCounts, ld *load, c config) []string {
+	var p []string
+	if s.err != nil {
+		p = append(p, s.err.Error())
+	}
+	if s.spans != ld.spans {
+		p = append(p, fmt.Sprintf("spans: sent %d, delivered %d", ld.spans, s.spans))
+	}
+	if c.metrics {
+		if int64(s.gapObs) != ld.gaps {
+			p = append(p, fmt.Sprintf("gap observations: %d for %d gaps sent", s.gapObs, ld.gaps))
+		}
+		if int64(s.ttfts) != ld.spans {
+			p = append(p, fmt.Sprintf("TTFT observations: %d for %d generations", s.ttfts, ld.spans))
+		}
+		if s.stalls != ld.stalls {
+			p = append(p, fmt.Sprintf("stalls: %d counted, %d sent", s.stalls, ld.stalls))
+		}
+	} else if s.points != 0 {
+		p = append(p, fmt.Sprintf("%d metric points from a configuration without the connector", s.points))
+	}
+	want := c.expect(ld)
+	var n int64
+	for sh, k := range s.shapes {
+		n += k
+		if sh != want {
+			p = append(p, fmt.Sprintf("%d sampled spans are %s, not %s", k, sh, want))
+		}
+	}
+	if n == 0 {
+		p = append(p, "no span was sampled for its shape")
+	}
+	return p
+}
+
+// replay sends ld's requests to addr as they are, at rate generations per second (each request
+// when the spans before it have had their time), from 4 senders so that one slow answer does not
+// hold the load back. A request the collector refuses is sent again (and counted), up to 10 times.
+func replay(addr string, ld *load, rate int) (elapsed, maxLag time.Duration, retries int64, err error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallSendMsgSize(256<<20), grpc.MaxCallRecvMsgSize(256<<20)))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	due := schedule(ld.reqSpans, rate)
+	var next, lag, retried atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for range 4 {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(ld.reqs) {
+					return
+				}
+				at := begin.Add(due[k])
+				if d := time.Until(at); d > 0 {
+					time.Sleep(d)
+				}
+				for l := int64(time.Since(at)); ; {
+					if old := lag.Load(); l <= old || lag.CompareAndSwap(old, l) {
+						break
+					}
+				}
+				var resp []byte
+				var err error
+				for try := range 10 {
+					if try > 0 {
+						retried.Add(1)
+						time.Sleep(100 * time.Millisecond)
+					}
+					if err = conn.Invoke(ctx, traceExportMethod, &ld.reqs[k], &resp); err == nil {
+						break
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(begin), time.Duration(lag.Load()), retried.Load(), firstErr
+}
+
+// fetchProfile saves a CPU profile of seconds from the collector's pprof extension.
+func fetchProfile(addr string, seconds int, path string) error {
+	cl := http.Client{Timeout: time.Duration(seconds+30) * time.Second}
+	resp, err := cl.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
