@@ -415,22 +415,34 @@ var openInferenceProviders = map[string]string{
 }
 
 // normalizeProvider maps another instrumentation's provider name to the conventions': the Vercel AI
-// SDK's ids carry the API after a dot ("openai.chat", "anthropic.messages"), OpenInference has its
-// own names. A name the conventions know, or one nobody maps, stays as it is.
+// SDK's ids carry the API after a dot ("openai.chat", "google.vertex.chat"), OpenInference has its
+// own names. A name the conventions know, or one nobody maps, stays as it is. It runs once per model
+// call: a map look-up per dot, no more.
 func normalizeProvider(p string) string {
-	if p == "" {
-		return ""
-	}
 	if q, ok := openInferenceProviders[p]; ok {
 		return q
 	}
-	if _, ok := vercelProviders[p]; ok {
-		return vercelProviders[p]
-	}
-	for prefix, q := range vercelProviders {
-		if strings.HasPrefix(p, prefix+".") && !strings.HasPrefix(p, "azure.ai.") && !strings.HasPrefix(p, "aws.") {
+	for prefix := p; ; {
+		if q, ok := vercelProviders[prefix]; ok {
+			if prefix != p && knownProvider(p) {
+				return p // a conventions' name that starts like a Vercel id ("azure.ai.openai")
+			}
 			return q
 		}
+		i := strings.LastIndexByte(prefix, '.')
+		if i < 0 {
+			return p
+		}
+		prefix = prefix[:i]
 	}
-	return p
+}
+
+// knownProvider reports whether p is one of the conventions' gen_ai.provider.name values.
+func knownProvider(p string) bool {
+	switch p {
+	case "anthropic", "aws.bedrock", "azure.ai.inference", "azure.ai.openai", "cohere", "deepseek", "gcp.gemini",
+		"gcp.gen_ai", "gcp.vertex_ai", "groq", "ibm.watsonx.ai", "mistral_ai", "openai", "perplexity", "x_ai":
+		return true
+	}
+	return false
 }

@@ -94,6 +94,9 @@ func (p *itlProcessor) processSpan(ctx context.Context, d *genaispan.Decoder, sp
 	}
 	f := &c.Figures
 	attrs := span.Attributes()
+	if c.HasTimeline() {
+		attrs.EnsureCapacity(attrs.Len() + 9) // every attribute below at once: one growth, not several
+	}
 	annotated := false
 	if f.HasTTFT {
 		if _, ok := attrs.Get(string(semconv.GenAIResponseTimeToFirstChunkKey)); !ok {
