@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/fakellm/server"
 )
 
@@ -22,21 +21,32 @@ import (
 // less the time fakellm's engine produced it. The proxy's addition is the proxied latency less the
 // direct one, at the first chunk (TTFT) and at every chunk (each gap then carries the difference
 // of two consecutive additions); gap jitter is |client gap - engine gap|. CPU is the process's CPU
-// time (user+system) per thousand chunks, proxied less direct.
+// time (user+system) per thousand chunks, proxied less direct. Everything shares one process here;
+// BenchmarkProxyProcs gives fakellm, the proxy and the clients a process each.
 //
-//	go test -run '^$' -bench BenchmarkProxy -benchtime 3x ./cmd/otelitl-proxy
+//	go test -run '^$' -bench '^BenchmarkProxy$' -benchtime 3x ./cmd/otelitl-proxy
 func BenchmarkProxy(b *testing.B) {
 	for _, streams := range []int{1, 200} {
 		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
-			cfg := engine.DefaultConfig()
-			cfg.MaxBatch, cfg.StepBase, cfg.StepPerSeq, cfg.StepPerKTok, cfg.PrefillPerTok = 256, 25*time.Millisecond, 10*time.Microsecond, 0, 0 // 40 tokens/s a stream
-			s := newStack(b, cfg)
+			s := newStack(b, benchEngine())
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, DisableCompression: true}}
 			var direct, proxied result
+			arrivals := func(id uint64) ([]time.Time, error) { return s.eng.Arrivals(id), nil }
 			for b.Loop() {
-				direct.add(runStreams(b, client, s.fake.URL, s, streams))
-				proxied.add(runStreams(b, client, s.proxy.URL, s, streams))
+				cpu0 := cpuTime()
+				r := runStreams(client, s.fake.URL, arrivals, streams)
+				r.cpu = cpuTime() - cpu0
+				direct.add(r)
+				cpu0 = cpuTime()
+				r = runStreams(client, s.proxy.URL, arrivals, streams)
+				r.cpu = cpuTime() - cpu0
+				proxied.add(r)
 				s.exp.Reset()
+			}
+			for _, r := range []result{direct, proxied} {
+				if r.failed > 0 {
+					b.Errorf("%d streams failed: %v", r.failed, r.err)
+				}
 			}
 			d, p := direct.summary(), proxied.summary()
 			b.ReportMetric(float64(p.ttft50-d.ttft50)/1e3, "added-ttft-p50-µs")
@@ -56,6 +66,8 @@ type result struct {
 	ttft, lat, jitter []time.Duration
 	cpu               time.Duration
 	chunks            int
+	failed            int   // streams that failed (their chunks are not counted)
+	err               error // the first failure
 }
 
 func (r *result) add(o result) {
@@ -64,6 +76,10 @@ func (r *result) add(o result) {
 	r.jitter = append(r.jitter, o.jitter...)
 	r.cpu += o.cpu
 	r.chunks += o.chunks
+	r.failed += o.failed
+	if r.err == nil {
+		r.err = o.err
+	}
 }
 
 type summary struct {
@@ -84,6 +100,7 @@ func (r *result) summary() summary {
 	return summary{pct(r.ttft, .5), pct(r.ttft, .99), pct(r.lat, .5), pct(r.lat, .99), pct(r.jitter, .99), r.cpu, r.chunks}
 }
 
+// cpuTime is this process's CPU time, user and system.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -92,14 +109,23 @@ func cpuTime() time.Duration {
 
 var contentMark = []byte(`"content":"`)
 
-// runStreams runs n concurrent streams of 60 tokens against base and returns each chunk's latency.
-func runStreams(b *testing.B, c *http.Client, base string, s *stack, n int) result {
+// runStreams runs n concurrent streams of 60 tokens against base and returns each chunk's latency:
+// the time the client's Read returned it less the time fakellm produced it (arrivals), and the
+// streams that failed.
+func runStreams(c *http.Client, base string, arrivals func(id uint64) ([]time.Time, error), n int) result {
 	var (
 		mu  sync.Mutex
 		res result
 		wg  sync.WaitGroup
 	)
-	cpu0 := cpuTime()
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		res.failed++
+		if res.err == nil {
+			res.err = err
+		}
+	}
 	for range n {
 		wg.Add(1)
 		go func() {
@@ -107,7 +133,7 @@ func runStreams(b *testing.B, c *http.Client, base string, s *stack, n int) resu
 			body := `{"model":"fake-gpt","stream":true,"max_tokens":60,"messages":[{"role":"user","content":"hi"}]}`
 			resp, err := c.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 			if err != nil {
-				b.Error(err)
+				fail(err)
 				return
 			}
 			defer resp.Body.Close()
@@ -134,13 +160,17 @@ func runStreams(b *testing.B, c *http.Client, base string, s *stack, n int) resu
 					break
 				}
 				if err != nil {
-					b.Error(err)
+					fail(fmt.Errorf("reading the stream: %w", err))
 					return
 				}
 			}
-			sent := s.eng.Arrivals(id)
+			sent, err := arrivals(id)
+			if err != nil {
+				fail(err)
+				return
+			}
 			if len(sent) != len(at) {
-				b.Errorf("%d chunks read, fakellm sent %d", len(at), len(sent))
+				fail(fmt.Errorf("%d chunks read, fakellm sent %d", len(at), len(sent)))
 				return
 			}
 			mu.Lock()
@@ -159,6 +189,5 @@ func runStreams(b *testing.B, c *http.Client, base string, s *stack, n int) resu
 		}()
 	}
 	wg.Wait()
-	res.cpu = cpuTime() - cpu0
 	return res
 }

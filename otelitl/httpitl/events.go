@@ -2,8 +2,6 @@ package httpitl
 
 import (
 	"bytes"
-	"encoding/json"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -11,11 +9,22 @@ import (
 	"github.com/otelitl/itl/otelitl"
 )
 
+// recorder is what an observer records on: a *otelitl.Generation (tests use fakes).
+type recorder interface {
+	Chunk(tokens int)
+	SetUsage(inputTokens, outputTokens int)
+	SetResponseModel(model string)
+	SetResponseID(id string)
+	AddFinishReason(reason string)
+}
+
+var _ recorder = (*otelitl.Generation)(nil)
+
 // observer reads one response's events and records them on a generation. It is not safe for
 // concurrent use: its owner serialises calls.
 type observer struct {
 	c         call
-	g         *otelitl.Generation
+	g         recorder
 	streaming bool   // count chunks (the response streams)
 	onChunk   func() // records a chunk; nil means g.Chunk(1)
 	fr        *framer
@@ -24,9 +33,20 @@ type observer struct {
 	ended   bool   // the protocol's end marker was seen
 	errType string // an error event's type
 	values  int    // events read
+
+	id, model string // the response id and model last recorded: recorded again only when they change
+
+	sc      jsonScan
+	reasons []jstr // an event's finish reasons, recorded once the whole event has been read
+
+	reference bool // read every event the reference way (tests and benchmarks)
+	fallbacks int  // events left to the reference reading
 }
 
-func newObserver(c call, g *otelitl.Generation, fr framing, streaming bool, max int) *observer {
+func newObserver(c call, g recorder, fr framing, streaming bool, max int) *observer {
+	if g == nil {
+		g = (*otelitl.Generation)(nil) // records nothing
+	}
 	o := &observer{c: c, g: g, streaming: streaming}
 	o.fr = newFramer(fr, max, o.event)
 	return o
@@ -47,6 +67,63 @@ func (o *observer) chunk() {
 		return
 	}
 	o.g.Chunk(1)
+}
+
+func (o *observer) setID(id string) {
+	if id != o.id {
+		o.id = id
+		o.g.SetResponseID(id)
+	}
+}
+
+func (o *observer) setModel(m string) {
+	if m != o.model {
+		o.model = m
+		o.g.SetResponseModel(m)
+	}
+}
+
+// setIDValue and setModelValue record a non-empty id or model, converting it to a string only when
+// it changed.
+func (o *observer) setIDValue(j jstr) {
+	if j.empty() {
+		return
+	}
+	if b, ok := j.plain(); ok {
+		if string(b) != o.id {
+			o.setID(string(b))
+		}
+		return
+	}
+	o.setID(j.String())
+}
+
+func (o *observer) setModelValue(j jstr) {
+	if j.empty() {
+		return
+	}
+	if b, ok := j.plain(); ok {
+		if string(b) != o.model {
+			o.setModel(string(b))
+		}
+		return
+	}
+	o.setModel(j.String())
+}
+
+// addReason records a finish reason, lowered for Gemini.
+func (o *observer) addReason(j jstr, lower bool) {
+	b, ok := j.plain()
+	switch {
+	case lower && ok:
+		o.g.AddFinishReason(lowerASCII(b))
+	case lower:
+		o.g.AddFinishReason(strings.ToLower(j.String()))
+	case ok:
+		o.g.AddFinishReason(intern(b))
+	default:
+		o.g.AddFinishReason(j.String())
+	}
 }
 
 // failure returns the error End gets for the events read, and whether there is one: an error
@@ -95,81 +172,6 @@ func boundType(s string) string {
 	return s
 }
 
-// present is true for a JSON value that carries output: a non-empty string, array or object.
-// null, "", [], {}, numbers and booleans carry none.
-type present bool
-
-func (p *present) UnmarshalJSON(b []byte) error {
-	*p = present(carries(b))
-	return nil
-}
-
-func carries(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	if len(b) < 3 {
-		return false
-	}
-	switch b[0] {
-	case '"':
-		return true
-	case '[', '{':
-		return len(bytes.TrimSpace(b[1:len(b)-1])) > 0
-	}
-	return false
-}
-
-// code accepts a JSON string or number (error codes come as either).
-type code string
-
-func (c *code) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		*c = code(s)
-		return nil
-	}
-	var n json.Number
-	if json.Unmarshal(b, &n) == nil {
-		*c = code(n.String())
-	}
-	return nil
-}
-
-// count accepts a JSON number; anything else leaves it unknown.
-type count struct {
-	n  int
-	ok bool
-}
-
-func (c *count) UnmarshalJSON(b []byte) error {
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
-	if err == nil && n >= 0 && n < 1<<40 {
-		c.n, c.ok = int(n), true
-	}
-	return nil
-}
-
-func (c count) or() int {
-	if c.ok {
-		return c.n
-	}
-	return -1
-}
-
-type apiError struct {
-	Type   code `json:"type"`
-	Code   code `json:"code"`
-	Status code `json:"status"`
-}
-
-func (e *apiError) typ() string {
-	for _, s := range []code{e.Code, e.Type, e.Status} {
-		if s != "" {
-			return string(s)
-		}
-	}
-	return streamErrorType
-}
-
 func (o *observer) fail(t string) {
 	if o.errType == "" {
 		o.errType = boundType(t)
@@ -182,115 +184,280 @@ func (o *observer) event(name, data []byte, overflow bool) {
 	if overflow {
 		return // too large to read: its bytes went by unread
 	}
+	if o.c.proto == protoChat || o.c.proto == protoCompletions {
+		if string(bytes.TrimSpace(data)) == "[DONE]" {
+			o.ended = true
+			return
+		}
+	}
+	if o.reference {
+		o.refEvent(data)
+		return
+	}
+	o.sc.reset(data)
+	o.reasons = o.reasons[:0]
+	var st uint8
 	switch o.c.proto {
 	case protoChat, protoCompletions:
-		o.openAIChat(data)
+		st = o.chat()
 	case protoResponses:
-		o.openAIResponses(data)
+		st = o.responses()
 	case protoAnthropic:
-		o.anthropic(data)
+		st = o.anthropic()
 	case protoGemini:
-		o.gemini(data)
+		st = o.gemini()
 	case protoOllamaChat, protoOllamaGen:
-		o.ollama(data)
+		st = o.ollama()
+	default:
+		return
 	}
+	clear(o.reasons) // hold no bytes of the event
+	if cap(o.reasons) > 1024 {
+		o.reasons = nil // nor a hostile event's list
+	}
+	o.sc.d = nil
+	if st == scanFallback {
+		o.fallbacks++
+		o.refEvent(data)
+	}
+}
+
+// errorFields is the reference's apiError: the first non-empty of code, type and status names an
+// error.
+type errorFields struct {
+	typ, code, status jstr
+}
+
+func (e *errorFields) String() string {
+	for _, j := range [...]jstr{e.code, e.typ, e.status} {
+		if !j.empty() {
+			return j.String()
+		}
+	}
+	return streamErrorType
+}
+
+func (s *jsonScan) errorObject(e *errorFields) (bool, bool) {
+	var seen uint32
+	return s.object(func(name []byte) bool {
+		switch string(name) {
+		case "type":
+			return s.seen(&seen, 1) && s.codeValue(&e.typ)
+		case "code":
+			return s.seen(&seen, 2) && s.codeValue(&e.code)
+		case "status":
+			return s.seen(&seen, 4) && s.codeValue(&e.status)
+		}
+		_, ok := s.skip()
+		return ok
+	})
 }
 
 // OpenAI Chat Completions and Completions. A chunk is an event with a choice whose delta carries
 // content, refusal, reasoning_content or reasoning (OpenAI-compatible servers), tool_calls[].
 // function.arguments, function_call.arguments or audio.transcript; or, for Completions, text.
-type chatEvent struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Text  present `json:"text"`
-		Delta *struct {
-			Content          present `json:"content"`
-			Refusal          present `json:"refusal"`
-			ReasoningContent present `json:"reasoning_content"`
-			Reasoning        present `json:"reasoning"`
-			ToolCalls        []struct {
-				Function struct {
-					Arguments present `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-			FunctionCall struct {
-				Arguments present `json:"arguments"`
-			} `json:"function_call"`
-			Audio struct {
-				Transcript present `json:"transcript"`
-			} `json:"audio"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     count `json:"prompt_tokens"`
-		CompletionTokens count `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-	// vLLM's older error event: {"object":"error","type":...,"code":...}
-	Type code `json:"type"`
-	Code code `json:"code"`
+// (The reference: chatEvent.)
+type chatFields struct {
+	id, object, model jstr
+	choices           int
+	content           bool
+	usage             bool
+	prompt, output    count
+	errKind           byte // 0: no error member (or null); 'o': an object; 'x': anything else
+	err               errorFields
+	typ, code         jstr // vLLM's older error event: {"object":"error","type":...,"code":...}
 }
 
-func (o *observer) openAIChat(data []byte) {
-	if string(bytes.TrimSpace(data)) == "[DONE]" {
-		o.ended = true
-		return
+func (o *observer) chat() uint8 {
+	s := &o.sc
+	var f chatFields
+	if s.top(func(s *jsonScan) bool { _, ok := o.chatEvent(&f); return ok }) != scanOK {
+		return s.state
 	}
-	var ev chatEvent
-	if json.Unmarshal(data, &ev) != nil {
-		return
+	if f.errKind == 'o' {
+		o.fail(f.err.String())
+		return scanOK
 	}
-	if len(ev.Error) > 0 && string(ev.Error) != "null" {
-		var e apiError
-		if json.Unmarshal(ev.Error, &e) != nil {
-			o.fail(streamErrorType)
-		} else {
-			o.fail(e.typ())
-		}
-		return
+	if f.errKind == 'x' {
+		o.fail(streamErrorType) // an error that is not an object
+		return scanOK
 	}
-	if ev.Object == "error" {
-		e := apiError{Type: ev.Type, Code: ev.Code}
-		o.fail(e.typ())
-		return
+	if f.object.is("error") {
+		e := errorFields{typ: f.typ, code: f.code}
+		o.fail(e.String())
+		return scanOK
 	}
-	if ev.ID != "" {
-		o.g.SetResponseID(ev.ID)
+	o.setIDValue(f.id)
+	o.setModelValue(f.model)
+	if f.usage {
+		o.g.SetUsage(f.prompt.or(), f.output.or())
 	}
-	if ev.Model != "" {
-		o.g.SetResponseModel(ev.Model)
+	for _, r := range o.reasons {
+		o.addReason(r, false)
 	}
-	if ev.Usage != nil {
-		o.g.SetUsage(ev.Usage.PromptTokens.or(), ev.Usage.CompletionTokens.or())
-	}
-	content := false
-	for _, ch := range ev.Choices {
-		if ch.Text {
-			content = true
-		}
-		if d := ch.Delta; d != nil {
-			if d.Content || d.Refusal || d.ReasoningContent || d.Reasoning || d.FunctionCall.Arguments || d.Audio.Transcript {
-				content = true
-			}
-			for _, tc := range d.ToolCalls {
-				if tc.Function.Arguments {
-					content = true
-				}
-			}
-		}
-		if ch.FinishReason != "" {
-			o.g.AddFinishReason(ch.FinishReason)
-		}
-	}
-	if content {
+	if f.content {
 		o.chunk()
 	}
-	if !o.streaming && len(ev.Choices) > 0 {
+	if !o.streaming && f.choices > 0 {
 		o.ended = true // a complete non-streamed reply
 	}
+	return scanOK
+}
+
+func (o *observer) chatEvent(f *chatFields) (bool, bool) {
+	s := &o.sc
+	var seen uint32
+	return s.object(func(name []byte) bool {
+		switch string(name) {
+		case "id":
+			return s.seen(&seen, 1<<0) && s.strValue(&f.id)
+		case "object":
+			return s.seen(&seen, 1<<1) && s.strValue(&f.object)
+		case "model":
+			return s.seen(&seen, 1<<2) && s.strValue(&f.model)
+		case "choices":
+			return s.seen(&seen, 1<<3) && s.array(func() bool {
+				f.choices++
+				_, ok := o.chatChoice(f)
+				return ok
+			})
+		case "usage":
+			if !s.seen(&seen, 1<<4) {
+				return false
+			}
+			var useen uint32
+			obj, ok := s.object(func(name []byte) bool {
+				switch string(name) {
+				case "prompt_tokens":
+					return s.seen(&useen, 1) && s.countValue(&f.prompt)
+				case "completion_tokens":
+					return s.seen(&useen, 2) && s.countValue(&f.output)
+				}
+				_, ok := s.skip()
+				return ok
+			})
+			f.usage = obj
+			return ok
+		case "error":
+			if !s.seen(&seen, 1<<5) {
+				return false
+			}
+			switch s.peek() {
+			case '{':
+				f.errKind = 'o'
+				_, ok := s.errorObject(&f.err)
+				return ok
+			case 'n':
+				return s.lit("null")
+			}
+			f.errKind = 'x'
+			_, ok := s.skip()
+			return ok
+		case "type":
+			return s.seen(&seen, 1<<6) && s.codeValue(&f.typ)
+		case "code":
+			return s.seen(&seen, 1<<7) && s.codeValue(&f.code)
+		}
+		_, ok := s.skip()
+		return ok
+	})
+}
+
+func (o *observer) chatChoice(f *chatFields) (bool, bool) {
+	s := &o.sc
+	var seen uint32
+	var reason jstr
+	obj, ok := s.object(func(name []byte) bool {
+		switch string(name) {
+		case "text":
+			var p bool
+			ok := s.seen(&seen, 1<<0) && s.present(&p)
+			f.content = f.content || p
+			return ok
+		case "delta":
+			if !s.seen(&seen, 1<<1) {
+				return false
+			}
+			_, ok := o.chatDelta(f)
+			return ok
+		case "finish_reason":
+			return s.seen(&seen, 1<<2) && s.strValue(&reason)
+		}
+		_, ok := s.skip()
+		return ok
+	})
+	if ok && !reason.empty() {
+		o.reasons = append(o.reasons, reason)
+	}
+	return obj, ok
+}
+
+func (o *observer) chatDelta(f *chatFields) (bool, bool) {
+	s := &o.sc
+	var seen uint32
+	// the arguments, transcript of a function_call, audio or tool_calls[].function object
+	inner := func(member string, bit uint32) bool {
+		var iseen uint32
+		_, ok := s.object(func(name []byte) bool {
+			if string(name) == member {
+				var p bool
+				ok := s.seen(&iseen, bit) && s.present(&p)
+				f.content = f.content || p
+				return ok
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	}
+	return s.object(func(name []byte) bool {
+		var p bool
+		switch string(name) {
+		case "content":
+			p = true
+			if !s.seen(&seen, 1<<0) {
+				return false
+			}
+		case "refusal":
+			p = true
+			if !s.seen(&seen, 1<<1) {
+				return false
+			}
+		case "reasoning_content":
+			p = true
+			if !s.seen(&seen, 1<<2) {
+				return false
+			}
+		case "reasoning":
+			p = true
+			if !s.seen(&seen, 1<<3) {
+				return false
+			}
+		case "tool_calls":
+			return s.seen(&seen, 1<<4) && s.array(func() bool {
+				var tseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					if string(name) == "function" {
+						return s.seen(&tseen, 1) && inner("arguments", 1)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			})
+		case "function_call":
+			return s.seen(&seen, 1<<5) && inner("arguments", 1)
+		case "audio":
+			return s.seen(&seen, 1<<6) && inner("transcript", 1)
+		}
+		if p {
+			ok := s.present(&p)
+			f.content = f.content || p
+			return ok
+		}
+		_, ok := s.skip()
+		return ok
+	})
 }
 
 // OpenAI Responses. A chunk is a response.output_text.delta, response.refusal.delta,
@@ -298,292 +465,596 @@ func (o *observer) openAIChat(data []byte) {
 // response.function_call_arguments.delta, response.custom_tool_call_input.delta,
 // response.mcp_call_arguments.delta or response.audio.transcript.delta event with a non-empty
 // delta. The end marker is response.completed (or response.incomplete, a reply cut by a limit).
-type responsesEvent struct {
-	Type     string   `json:"type"`
-	Delta    present  `json:"delta"`
-	Code     code     `json:"code"`
-	Object   string   `json:"object"` // a non-streamed reply is the response itself
-	Response response `json:"response"`
-	response
+// (The reference: responsesEvent.)
+type responseFields struct {
+	id, model, status jstr
+	usage             bool
+	in, out           count
+	err               bool
+	errCode           jstr
+	incomplete        bool
+	reason            jstr
 }
 
-type response struct {
-	ID     string `json:"id"`
-	Model  string `json:"model"`
-	Status string `json:"status"`
-	Usage  *struct {
-		InputTokens  count `json:"input_tokens"`
-		OutputTokens count `json:"output_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Code code `json:"code"`
-	} `json:"error"`
-	IncompleteDetails *struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
+// responseMember reads a member of the reference's response struct; it returns handled=false for
+// other names.
+func (o *observer) responseMember(name []byte, r *responseFields, seen *uint32) (handled, ok bool) {
+	s := &o.sc
+	switch string(name) {
+	case "id":
+		return true, s.seen(seen, 1<<10) && s.strValue(&r.id)
+	case "model":
+		return true, s.seen(seen, 1<<11) && s.strValue(&r.model)
+	case "status":
+		return true, s.seen(seen, 1<<12) && s.strValue(&r.status)
+	case "usage":
+		if !s.seen(seen, 1<<13) {
+			return true, false
+		}
+		var useen uint32
+		r.usage, ok = s.object(func(name []byte) bool {
+			switch string(name) {
+			case "input_tokens":
+				return s.seen(&useen, 1) && s.countValue(&r.in)
+			case "output_tokens":
+				return s.seen(&useen, 2) && s.countValue(&r.out)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return true, ok
+	case "error":
+		if !s.seen(seen, 1<<14) {
+			return true, false
+		}
+		var eseen uint32
+		r.err, ok = s.object(func(name []byte) bool {
+			if string(name) == "code" {
+				return s.seen(&eseen, 1) && s.codeValue(&r.errCode)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return true, ok
+	case "incomplete_details":
+		if !s.seen(seen, 1<<15) {
+			return true, false
+		}
+		var iseen uint32
+		r.incomplete, ok = s.object(func(name []byte) bool {
+			if string(name) == "reason" {
+				return s.seen(&iseen, 1) && s.strValue(&r.reason)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return true, ok
+	}
+	return false, true
 }
 
-func (o *observer) record(r *response) {
-	if r.ID != "" {
-		o.g.SetResponseID(r.ID)
-	}
-	if r.Model != "" {
-		o.g.SetResponseModel(r.Model)
-	}
-	if r.Usage != nil {
-		o.g.SetUsage(r.Usage.InputTokens.or(), r.Usage.OutputTokens.or())
+func (o *observer) record(r *responseFields) {
+	o.setIDValue(r.id)
+	o.setModelValue(r.model)
+	if r.usage {
+		o.g.SetUsage(r.in.or(), r.out.or())
 	}
 }
 
-func (o *observer) finishResponse(r *response) {
+func (o *observer) finishResponse(r *responseFields, status []byte) {
 	o.record(r)
-	switch r.Status {
+	switch string(status) {
 	case "completed":
 		o.g.AddFinishReason("stop")
 		o.ended = true
 	case "incomplete":
 		reason := "length"
-		if r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "" && r.IncompleteDetails.Reason != "max_output_tokens" {
-			reason = r.IncompleteDetails.Reason
+		if r.incomplete && !r.reason.empty() && !r.reason.is("max_output_tokens") {
+			reason = r.reason.String()
 		}
 		o.g.AddFinishReason(reason)
 		o.ended = true
 	case "failed", "cancelled":
-		t := "response_" + r.Status
-		if r.Error != nil && r.Error.Code != "" {
-			t = string(r.Error.Code)
+		t := "response_" + string(status)
+		if r.err && !r.errCode.empty() {
+			t = r.errCode.String()
 		}
 		o.fail(t)
 	}
 }
 
-func (o *observer) openAIResponses(data []byte) {
-	var ev responsesEvent
-	if json.Unmarshal(data, &ev) != nil {
-		return
+// statusOf returns a response's status for the switch of finishResponse: its text when plain,
+// else decoded.
+func statusOf(j jstr) []byte {
+	if b, ok := j.plain(); ok {
+		return b
 	}
-	switch ev.Type {
+	return []byte(j.String())
+}
+
+func (o *observer) responses() uint8 {
+	s := &o.sc
+	var (
+		typ, object, code jstr
+		delta             bool
+		top, resp         responseFields
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "type":
+				return s.seen(&seen, 1<<0) && s.strValue(&typ)
+			case "delta":
+				return s.seen(&seen, 1<<1) && s.present(&delta)
+			case "code":
+				return s.seen(&seen, 1<<2) && s.codeValue(&code)
+			case "object":
+				return s.seen(&seen, 1<<3) && s.strValue(&object)
+			case "response":
+				if !s.seen(&seen, 1<<4) {
+					return false
+				}
+				var rseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					if handled, ok := o.responseMember(name, &resp, &rseen); handled {
+						return ok
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			}
+			if handled, ok := o.responseMember(name, &top, &seen); handled {
+				return ok
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
+	}
+	t, ok := typ.plain()
+	if !ok {
+		t = []byte(typ.String())
+	}
+	switch string(t) {
 	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
 		"response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
 		"response.custom_tool_call_input.delta", "response.mcp_call_arguments.delta",
 		"response.audio.transcript.delta":
-		if ev.Delta {
+		if delta {
 			o.chunk()
 		}
 	case "response.created", "response.in_progress", "response.queued":
-		o.record(&ev.Response)
+		o.record(&resp)
 	case "response.completed", "response.incomplete", "response.failed":
-		if ev.Response.Status == "" {
-			ev.Response.Status = strings.TrimPrefix(ev.Type, "response.")
+		status := statusOf(resp.status)
+		if resp.status.empty() {
+			status = t[len("response."):]
 		}
-		o.finishResponse(&ev.Response)
+		o.finishResponse(&resp, status)
 	case "error":
-		t := string(ev.Code)
-		if t == "" {
-			t = streamErrorType
+		t := streamErrorType
+		if !code.empty() {
+			t = code.String()
 		}
 		o.fail(t)
 	case "":
-		if ev.Object == "response" { // a non-streamed reply
-			o.finishResponse(&ev.response)
-		} else if ev.response.Error != nil {
-			o.fail(string(ev.response.Error.Code))
+		if object.is("response") { // a non-streamed reply
+			o.finishResponse(&top, statusOf(top.status))
+		} else if top.err {
+			o.fail(top.errCode.String())
 		}
 	}
+	return scanOK
 }
 
 // Anthropic Messages. A chunk is a content_block_delta whose delta carries text (text_delta),
 // thinking (thinking_delta) or partial_json (input_json_delta); signature and citation deltas,
 // pings, message_start and the block starts and stops are not. The end marker is message_stop.
-type anthropicEvent struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Message struct {
-		ID    string          `json:"id"`
-		Model string          `json:"model"`
-		Usage *anthropicUsage `json:"usage"`
-	} `json:"message"`
-	Delta struct {
-		Text        present `json:"text"`
-		Thinking    present `json:"thinking"`
-		PartialJSON present `json:"partial_json"`
-		StopReason  string  `json:"stop_reason"`
-	} `json:"delta"`
-	StopReason string          `json:"stop_reason"`
-	Usage      *anthropicUsage `json:"usage"`
-	Error      *apiError       `json:"error"`
+// (The reference: anthropicEvent.)
+type usageFields struct {
+	set     bool
+	in, out count
 }
 
-type anthropicUsage struct {
-	InputTokens  count `json:"input_tokens"`
-	OutputTokens count `json:"output_tokens"`
+func (s *jsonScan) anthropicUsage(u *usageFields) bool {
+	var seen uint32
+	var ok bool
+	u.set, ok = s.object(func(name []byte) bool {
+		switch string(name) {
+		case "input_tokens":
+			return s.seen(&seen, 1) && s.countValue(&u.in)
+		case "output_tokens":
+			return s.seen(&seen, 2) && s.countValue(&u.out)
+		}
+		_, ok := s.skip()
+		return ok
+	})
+	return ok
 }
 
-func (o *observer) anthropicUsage(u *anthropicUsage) {
-	if u != nil {
-		o.g.SetUsage(u.InputTokens.or(), u.OutputTokens.or())
+func (o *observer) anthropicUsage(u *usageFields) {
+	if u.set {
+		o.g.SetUsage(u.in.or(), u.out.or())
 	}
 }
 
-func (o *observer) anthropic(data []byte) {
-	var ev anthropicEvent
-	if json.Unmarshal(data, &ev) != nil {
-		return
+func (o *observer) anthropic() uint8 {
+	s := &o.sc
+	var (
+		typ, id, model, stopReason jstr
+		msgID, msgModel            jstr
+		msgUsage, usage            usageFields
+		content                    bool
+		deltaStop                  jstr
+		errSet                     bool
+		err                        errorFields
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "type":
+				return s.seen(&seen, 1<<0) && s.strValue(&typ)
+			case "id":
+				return s.seen(&seen, 1<<1) && s.strValue(&id)
+			case "model":
+				return s.seen(&seen, 1<<2) && s.strValue(&model)
+			case "message":
+				if !s.seen(&seen, 1<<3) {
+					return false
+				}
+				var mseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					switch string(name) {
+					case "id":
+						return s.seen(&mseen, 1) && s.strValue(&msgID)
+					case "model":
+						return s.seen(&mseen, 2) && s.strValue(&msgModel)
+					case "usage":
+						return s.seen(&mseen, 4) && s.anthropicUsage(&msgUsage)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			case "delta":
+				if !s.seen(&seen, 1<<4) {
+					return false
+				}
+				var dseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					var bit uint32
+					switch string(name) {
+					case "text":
+						bit = 1
+					case "thinking":
+						bit = 2
+					case "partial_json":
+						bit = 4
+					case "stop_reason":
+						return s.seen(&dseen, 8) && s.strValue(&deltaStop)
+					default:
+						_, ok := s.skip()
+						return ok
+					}
+					var p bool
+					ok := s.seen(&dseen, bit) && s.present(&p)
+					content = content || p
+					return ok
+				})
+				return ok
+			case "stop_reason":
+				return s.seen(&seen, 1<<5) && s.strValue(&stopReason)
+			case "usage":
+				return s.seen(&seen, 1<<6) && s.anthropicUsage(&usage)
+			case "error":
+				if !s.seen(&seen, 1<<7) {
+					return false
+				}
+				var ok bool
+				errSet, ok = s.errorObject(&err)
+				return ok
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
 	}
-	switch ev.Type {
+	t, ok := typ.plain()
+	if !ok {
+		t = []byte(typ.String())
+	}
+	switch string(t) {
 	case "content_block_delta":
-		if ev.Delta.Text || ev.Delta.Thinking || ev.Delta.PartialJSON {
+		if content {
 			o.chunk()
 		}
 	case "message_start":
-		if ev.Message.ID != "" {
-			o.g.SetResponseID(ev.Message.ID)
-		}
-		if ev.Message.Model != "" {
-			o.g.SetResponseModel(ev.Message.Model)
-		}
-		o.anthropicUsage(ev.Message.Usage)
+		o.setIDValue(msgID)
+		o.setModelValue(msgModel)
+		o.anthropicUsage(&msgUsage)
 	case "message_delta":
-		if ev.Delta.StopReason != "" {
-			o.g.AddFinishReason(ev.Delta.StopReason)
+		if !deltaStop.empty() {
+			o.addReason(deltaStop, false)
 		}
-		o.anthropicUsage(ev.Usage)
+		o.anthropicUsage(&usage)
 	case "message_stop":
 		o.ended = true
 	case "error":
 		t := streamErrorType
-		if ev.Error != nil && ev.Error.Type != "" {
-			t = string(ev.Error.Type)
+		if errSet && !err.typ.empty() {
+			t = err.typ.String()
 		}
 		o.fail(t)
 	case "message": // a non-streamed reply
-		if ev.ID != "" {
-			o.g.SetResponseID(ev.ID)
+		o.setIDValue(id)
+		o.setModelValue(model)
+		if !stopReason.empty() {
+			o.addReason(stopReason, false)
 		}
-		if ev.Model != "" {
-			o.g.SetResponseModel(ev.Model)
-		}
-		if ev.StopReason != "" {
-			o.g.AddFinishReason(ev.StopReason)
-		}
-		o.anthropicUsage(ev.Usage)
+		o.anthropicUsage(&usage)
 		o.ended = true
 	}
+	return scanOK
 }
 
 // Gemini. A chunk is a GenerateContentResponse with a candidate part that carries text (thoughts
 // included), a functionCall, executableCode, codeExecutionResult or inlineData. The end marker is a
-// candidate with a finishReason (or a promptFeedback.blockReason).
-type geminiEvent struct {
-	Candidates []struct {
-		Content struct {
-			Parts []struct {
-				Text                present `json:"text"`
-				FunctionCall        present `json:"functionCall"`
-				ExecutableCode      present `json:"executableCode"`
-				CodeExecutionResult present `json:"codeExecutionResult"`
-				InlineData          present `json:"inlineData"`
-			} `json:"parts"`
-		} `json:"content"`
-		FinishReason string `json:"finishReason"`
-	} `json:"candidates"`
-	PromptFeedback *struct {
-		BlockReason string `json:"blockReason"`
-	} `json:"promptFeedback"`
-	UsageMetadata *struct {
-		PromptTokenCount     count `json:"promptTokenCount"`
-		CandidatesTokenCount count `json:"candidatesTokenCount"`
-		ThoughtsTokenCount   count `json:"thoughtsTokenCount"`
-	} `json:"usageMetadata"`
-	ModelVersion string    `json:"modelVersion"`
-	ResponseID   string    `json:"responseId"`
-	Error        *apiError `json:"error"`
-}
-
-func (o *observer) gemini(data []byte) {
-	var ev geminiEvent
-	if json.Unmarshal(data, &ev) != nil {
-		return
-	}
-	if ev.Error != nil {
-		o.fail(ev.Error.typ())
-		return
-	}
-	if ev.ResponseID != "" {
-		o.g.SetResponseID(ev.ResponseID)
-	}
-	if ev.ModelVersion != "" {
-		o.g.SetResponseModel(ev.ModelVersion)
-	}
-	if u := ev.UsageMetadata; u != nil {
-		out := u.CandidatesTokenCount.or()
-		if out >= 0 && u.ThoughtsTokenCount.ok {
-			out += u.ThoughtsTokenCount.n
-		}
-		o.g.SetUsage(u.PromptTokenCount.or(), out)
-	}
-	content := false
-	for _, c := range ev.Candidates {
-		for _, p := range c.Content.Parts {
-			if p.Text || p.FunctionCall || p.ExecutableCode || p.CodeExecutionResult || p.InlineData {
-				content = true
+// candidate with a finishReason (or a promptFeedback.blockReason). (The reference: geminiEvent.)
+func (o *observer) gemini() uint8 {
+	s := &o.sc
+	var (
+		content                      bool
+		blockReason                  jstr
+		usage                        bool
+		prompt, candidates, thoughts count
+		modelVersion, responseID     jstr
+		errSet                       bool
+		err                          errorFields
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "candidates":
+				return s.seen(&seen, 1<<0) && s.array(func() bool {
+					var cseen uint32
+					var reason jstr
+					_, ok := s.object(func(name []byte) bool {
+						switch string(name) {
+						case "content":
+							if !s.seen(&cseen, 1) {
+								return false
+							}
+							var pseen uint32
+							_, ok := s.object(func(name []byte) bool {
+								if string(name) != "parts" {
+									_, ok := s.skip()
+									return ok
+								}
+								return s.seen(&pseen, 1) && s.array(func() bool {
+									var seen uint32
+									_, ok := s.object(func(name []byte) bool {
+										var bit uint32
+										switch string(name) {
+										case "text":
+											bit = 1
+										case "functioncall":
+											bit = 2
+										case "executablecode":
+											bit = 4
+										case "codeexecutionresult":
+											bit = 8
+										case "inlinedata":
+											bit = 16
+										default:
+											_, ok := s.skip()
+											return ok
+										}
+										var p bool
+										ok := s.seen(&seen, bit) && s.present(&p)
+										content = content || p
+										return ok
+									})
+									return ok
+								})
+							})
+							return ok
+						case "finishreason":
+							return s.seen(&cseen, 2) && s.strValue(&reason)
+						}
+						_, ok := s.skip()
+						return ok
+					})
+					if ok && !reason.empty() && !reason.is("FINISH_REASON_UNSPECIFIED") {
+						o.reasons = append(o.reasons, reason)
+					}
+					return ok
+				})
+			case "promptfeedback":
+				if !s.seen(&seen, 1<<1) {
+					return false
+				}
+				var pseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					if string(name) == "blockreason" {
+						return s.seen(&pseen, 1) && s.strValue(&blockReason)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			case "usagemetadata":
+				if !s.seen(&seen, 1<<2) {
+					return false
+				}
+				var useen uint32
+				var ok bool
+				usage, ok = s.object(func(name []byte) bool {
+					switch string(name) {
+					case "prompttokencount":
+						return s.seen(&useen, 1) && s.countValue(&prompt)
+					case "candidatestokencount":
+						return s.seen(&useen, 2) && s.countValue(&candidates)
+					case "thoughtstokencount":
+						return s.seen(&useen, 4) && s.countValue(&thoughts)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			case "modelversion":
+				return s.seen(&seen, 1<<3) && s.strValue(&modelVersion)
+			case "responseid":
+				return s.seen(&seen, 1<<4) && s.strValue(&responseID)
+			case "error":
+				if !s.seen(&seen, 1<<5) {
+					return false
+				}
+				var ok bool
+				errSet, ok = s.errorObject(&err)
+				return ok
 			}
-		}
-		if c.FinishReason != "" && c.FinishReason != "FINISH_REASON_UNSPECIFIED" {
-			o.g.AddFinishReason(strings.ToLower(c.FinishReason))
-			o.ended = true
-		}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
 	}
-	if pf := ev.PromptFeedback; pf != nil && pf.BlockReason != "" {
-		o.g.AddFinishReason(strings.ToLower(pf.BlockReason))
+	if errSet {
+		o.fail(err.String())
+		return scanOK
+	}
+	o.setIDValue(responseID)
+	o.setModelValue(modelVersion)
+	if usage {
+		out := candidates.or()
+		if out >= 0 && thoughts.ok {
+			out += thoughts.n
+		}
+		o.g.SetUsage(prompt.or(), out)
+	}
+	for _, r := range o.reasons {
+		o.addReason(r, true)
+		o.ended = true
+	}
+	if !blockReason.empty() {
+		o.addReason(blockReason, true)
 		o.ended = true
 	}
 	if content {
 		o.chunk()
 	}
+	return scanOK
 }
 
 // Ollama. A chunk is a line whose message carries content, thinking or tool_calls (/api/chat), or
-// that carries response or thinking (/api/generate). The end marker is "done": true.
-type ollamaEvent struct {
-	Model   string `json:"model"`
-	Message *struct {
-		Content   present `json:"content"`
-		Thinking  present `json:"thinking"`
-		ToolCalls present `json:"tool_calls"`
-	} `json:"message"`
-	Response        present `json:"response"`
-	Thinking        present `json:"thinking"`
-	Done            bool    `json:"done"`
-	DoneReason      string  `json:"done_reason"`
-	PromptEvalCount count   `json:"prompt_eval_count"`
-	EvalCount       count   `json:"eval_count"`
-	Error           *string `json:"error"`
-}
-
-func (o *observer) ollama(data []byte) {
-	var ev ollamaEvent
-	if json.Unmarshal(data, &ev) != nil {
-		return
+// that carries response or thinking (/api/generate). The end marker is "done": true. (The
+// reference: ollamaEvent.)
+func (o *observer) ollama() uint8 {
+	s := &o.sc
+	var (
+		model, doneReason jstr
+		content, done     bool
+		prompt, eval      count
+		errSet            bool
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			var bit uint32
+			switch string(name) {
+			case "model":
+				return s.seen(&seen, 1<<0) && s.strValue(&model)
+			case "message":
+				if !s.seen(&seen, 1<<1) {
+					return false
+				}
+				var mseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					var bit uint32
+					switch string(name) {
+					case "content":
+						bit = 1
+					case "thinking":
+						bit = 2
+					case "tool_calls":
+						bit = 4
+					default:
+						_, ok := s.skip()
+						return ok
+					}
+					var p bool
+					ok := s.seen(&mseen, bit) && s.present(&p)
+					content = content || p
+					return ok
+				})
+				return ok
+			case "response":
+				bit = 1 << 2
+			case "thinking":
+				bit = 1 << 3
+			case "done":
+				return s.seen(&seen, 1<<4) && s.boolValue(&done)
+			case "done_reason":
+				return s.seen(&seen, 1<<5) && s.strValue(&doneReason)
+			case "prompt_eval_count":
+				return s.seen(&seen, 1<<6) && s.countValue(&prompt)
+			case "eval_count":
+				return s.seen(&seen, 1<<7) && s.countValue(&eval)
+			case "error":
+				if !s.seen(&seen, 1<<8) {
+					return false
+				}
+				switch s.peek() {
+				case '"':
+					errSet = true
+					_, ok := s.str()
+					return ok
+				case 'n':
+					return s.lit("null")
+				}
+				return s.bad() // not a string
+			default:
+				_, ok := s.skip()
+				return ok
+			}
+			var p bool
+			ok := s.seen(&seen, bit) && s.present(&p)
+			content = content || p
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
 	}
-	if ev.Error != nil {
+	if errSet {
 		o.fail(streamErrorType)
-		return
+		return scanOK
 	}
-	if ev.Model != "" {
-		o.g.SetResponseModel(ev.Model)
-	}
-	if m := ev.Message; (m != nil && (m.Content || m.Thinking || m.ToolCalls)) || ev.Response || ev.Thinking {
+	o.setModelValue(model)
+	if content {
 		o.chunk()
 	}
-	if ev.Done {
-		if ev.DoneReason != "" {
-			o.g.AddFinishReason(ev.DoneReason)
+	if done {
+		if !doneReason.empty() {
+			o.addReason(doneReason, false)
 		}
-		if ev.PromptEvalCount.ok || ev.EvalCount.ok {
-			o.g.SetUsage(ev.PromptEvalCount.or(), ev.EvalCount.or())
+		if prompt.ok || eval.ok {
+			o.g.SetUsage(prompt.or(), eval.or())
 		}
 		o.ended = true
 	}
+	return scanOK
 }

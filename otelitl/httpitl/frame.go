@@ -168,7 +168,7 @@ func (s *sseParser) startValue() {
 	case "data":
 		s.kind = kindData
 		if s.hasData && !s.over {
-			s.data = append(s.data, '\n')
+			s.value([]byte{'\n'}) // the line feed that joins data lines counts against the bound
 		}
 		s.hasData = true
 	case "event":

@@ -107,6 +107,9 @@ func TestSSEBounded(t *testing.T) {
 	checkEverySplit(t, framingSSE, 1000, in, want)
 	// Two data lines that pass the bound together.
 	checkEverySplit(t, framingSSE, 10, "data: 123456\ndata: 7890\n\ndata: ok\n\n", []ev{{"", "", true}, {"", "ok", false}})
+	// Data lines that fill the bound, and the line feed that joins them passes it (found by
+	// FuzzStream).
+	checkEverySplit(t, framingSSE, 3, "data:000\ndata\n\ndata:00\ndata\n\n", []ev{{"", "", true}, {"", "00\n", false}})
 }
 
 func TestSSEMemoryStaysBounded(t *testing.T) {

@@ -1,15 +1,21 @@
 package httpitl
 
 import (
+	"encoding/json"
 	"io"
 	"testing"
 )
 
 // FuzzStream feeds arbitrary bytes, cut at an arbitrary point, through every framing and every
 // protocol's observer: nothing panics, no event passes the bound, the events do not depend on
-// where the input was cut, and the body returns the input unchanged.
+// where the input was cut, the scanner records what the encoding/json reading records for the
+// whole stream, and the body returns the input unchanged.
 //
-//	go test -fuzz FuzzStream ./httpitl
+//	go test -run '^$' -fuzz '^FuzzStream$' -fuzzminimizetime 5s ./httpitl
+//
+// -fuzzminimizetime: the fuzzer minimizes every input that finds new coverage, for up to 60 s by
+// default, and reports no executions meanwhile; with both workers of a 2-core machine minimizing,
+// a long run seems to stop for up to a minute at a time.
 func FuzzStream(f *testing.F) {
 	for _, s := range []string{
 		"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1}}\r\n\r\ndata: [DONE]\n\n",
@@ -18,47 +24,80 @@ func FuzzStream(f *testing.F) {
 		"[{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":3}}]",
 		"{\"message\":{\"content\":\"a\"},\"done\":false}\n{\"done\":true,\"eval_count\":-1,\"prompt_eval_count\":1e99}\n{\"error\":\"x\"}",
 		": ping\r\rdata\r\n\x00\xff{[\"\\",
+		"data: {\"id\":\"a\",\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"id\":\"b\",\"ID\":\"a\",\"model\":\"m\"}\n\ndata: {\"id\":\"a\",\"model\":\"\\u006d\"}\n\n",
 	} {
 		f.Add([]byte(s), uint16(3), uint8(16))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16, max uint8) {
 		limit := int(max) + 1
 		at := int(cut) % (len(in) + 1)
-		for _, p := range []protocol{protoChat, protoCompletions, protoResponses, protoAnthropic, protoGemini, protoOllamaChat, protoOllamaGen} {
-			for _, fr := range []framing{framingSSE, framingNDJSON, framingJSON} {
-				var whole, split []ev
-				record := func(dst *[]ev) emitFunc {
-					return func(name, data []byte, over bool) {
-						if len(data) > limit || len(name) > maxEventName {
-							t.Fatalf("an event of %d bytes (name %d) passed the bound of %d", len(data), len(name), limit)
-						}
-						*dst = append(*dst, ev{string(name), string(data), over})
+		for _, fr := range []framing{framingSSE, framingNDJSON, framingJSON} {
+			var whole, split []ev
+			record := func(dst *[]ev) emitFunc {
+				return func(name, data []byte, over bool) {
+					if len(data) > limit || len(name) > maxEventName {
+						t.Fatalf("an event of %d bytes (name %d) passed the bound of %d", len(data), len(name), limit)
 					}
-				}
-				a := newFramer(fr, limit, record(&whole))
-				a.feed(in)
-				a.eof()
-				b := newFramer(fr, limit, record(&split))
-				b.feed(in[:at])
-				b.feed(in[at:])
-				b.eof()
-				if !eq(whole, split) {
-					t.Fatalf("framing %d: cut at %d changed the events:\n%v\n%v", fr, at, whole, split)
-				}
-				o := newObserver(call{proto: p}, nil, fr, true, limit)
-				for _, e := range whole {
-					o.event([]byte(e.name), []byte(e.data), e.over)
-				}
-				_ = o.failure()
-				if len(o.errType) > 128 {
-					t.Fatalf("error.type of %d bytes", len(o.errType))
-				}
-				bd := &body{rc: io.NopCloser(&cutReader{in, at}), stop: func() bool { return true }, ctx: t.Context(), o: newObserver(call{proto: p}, nil, fr, true, limit)}
-				got, err := io.ReadAll(bd)
-				if err != nil || string(got) != string(in) {
-					t.Fatalf("the body changed the bytes")
+					*dst = append(*dst, ev{string(name), string(data), over})
 				}
 			}
+			a := newFramer(fr, limit, record(&whole))
+			a.feed(in)
+			a.eof()
+			b := newFramer(fr, limit, record(&split))
+			b.feed(in[:at])
+			b.feed(in[at:])
+			b.eof()
+			if !eq(whole, split) {
+				t.Fatalf("framing %d: cut at %d changed the events:\n%v\n%v", fr, at, whole, split)
+			}
+			for _, p := range allProtos {
+				var out [2]outcome
+				for k, reference := range []bool{false, true} {
+					r := newRec()
+					o := newObserver(call{proto: p}, r, fr, true, limit)
+					o.reference = reference
+					for _, e := range whole {
+						o.event([]byte(e.name), []byte(e.data), e.over)
+					}
+					_ = o.failure()
+					if len(o.errType) > 128 {
+						t.Fatalf("error.type of %d bytes", len(o.errType))
+					}
+					out[k] = outcome{r, o.ended, o.errType, o.values}
+				}
+				if !out[0].equal(out[1]) {
+					t.Fatalf("framing %d protocol %d: %q\nscanner:   %v\nreference: %v", fr, p, in, out[0], out[1])
+				}
+			}
+			p := allProtos[int(cut)%len(allProtos)]
+			bd := &body{rc: io.NopCloser(&cutReader{in, at}), stop: func() bool { return true }, ctx: t.Context(), o: newObserver(call{proto: p}, nil, fr, true, limit)}
+			got, err := io.ReadAll(bd)
+			if err != nil || string(got) != string(in) {
+				t.Fatalf("the body changed the bytes")
+			}
+		}
+	})
+}
+
+// FuzzEvent reads arbitrary data as one event of every protocol, streamed and not, with the
+// scanner and the encoding/json reading: they record the same, and the scanner accepts exactly
+// the JSON encoding/json accepts. The seeds are the corpus of real events and the hostile ones.
+//
+//	go test -run '^$' -fuzz '^FuzzEvent$' -fuzzminimizetime 5s ./httpitl
+func FuzzEvent(f *testing.F) {
+	for _, evs := range loadCorpus(f) {
+		for _, e := range evs {
+			f.Add([]byte(e.data))
+		}
+	}
+	for _, h := range hostile {
+		f.Add([]byte(h))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgrees(t, data)
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Fatalf("valid(%q) = %t, encoding/json says %t", data, got, want)
 		}
 	})
 }

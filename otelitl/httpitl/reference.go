@@ -1,0 +1,480 @@
+package httpitl
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// The reference reading of events: each event decoded by encoding/json into a struct, as httpitl
+// first did. The scanner (events.go) reads the same fields in one pass without allocating, and
+// leaves to this reading the events it does not decide (a repeated member, an escaped or non-ASCII
+// member name: see jsonScan). Tests run both on real and fuzzed events and check they agree.
+
+// present is true for a JSON value that carries output: a non-empty string, array or object.
+// null, "", [], {}, numbers and booleans carry none.
+type present bool
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = present(carries(b))
+	return nil
+}
+
+func carries(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) < 3 {
+		return false
+	}
+	switch b[0] {
+	case '"':
+		return true
+	case '[', '{':
+		return len(bytes.TrimSpace(b[1:len(b)-1])) > 0
+	}
+	return false
+}
+
+// code accepts a JSON string or number (error codes come as either).
+type code string
+
+func (c *code) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*c = code(s)
+		return nil
+	}
+	var n json.Number
+	if json.Unmarshal(b, &n) == nil {
+		*c = code(n.String())
+	}
+	return nil
+}
+
+// count accepts a JSON number; anything else leaves it unknown.
+func (c *count) UnmarshalJSON(b []byte) error {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+	if err == nil && n >= 0 && n < 1<<40 {
+		c.n, c.ok = int(n), true
+	}
+	return nil
+}
+
+type apiError struct {
+	Type   code `json:"type"`
+	Code   code `json:"code"`
+	Status code `json:"status"`
+}
+
+func (e *apiError) typ() string {
+	for _, s := range []code{e.Code, e.Type, e.Status} {
+		if s != "" {
+			return string(s)
+		}
+	}
+	return streamErrorType
+}
+
+// refEvent reads one event's data the reference way.
+func (o *observer) refEvent(data []byte) {
+	switch o.c.proto {
+	case protoChat, protoCompletions:
+		o.refChat(data)
+	case protoResponses:
+		o.refResponses(data)
+	case protoAnthropic:
+		o.refAnthropic(data)
+	case protoGemini:
+		o.refGemini(data)
+	case protoOllamaChat, protoOllamaGen:
+		o.refOllama(data)
+	}
+}
+
+// OpenAI Chat Completions and Completions. A chunk is an event with a choice whose delta carries
+// content, refusal, reasoning_content or reasoning (OpenAI-compatible servers), tool_calls[].
+// function.arguments, function_call.arguments or audio.transcript; or, for Completions, text.
+type chatEvent struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Text  present `json:"text"`
+		Delta *struct {
+			Content          present `json:"content"`
+			Refusal          present `json:"refusal"`
+			ReasoningContent present `json:"reasoning_content"`
+			Reasoning        present `json:"reasoning"`
+			ToolCalls        []struct {
+				Function struct {
+					Arguments present `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+			FunctionCall struct {
+				Arguments present `json:"arguments"`
+			} `json:"function_call"`
+			Audio struct {
+				Transcript present `json:"transcript"`
+			} `json:"audio"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     count `json:"prompt_tokens"`
+		CompletionTokens count `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+	// vLLM's older error event: {"object":"error","type":...,"code":...}
+	Type code `json:"type"`
+	Code code `json:"code"`
+}
+
+func (o *observer) refChat(data []byte) {
+	var ev chatEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	if len(ev.Error) > 0 && string(ev.Error) != "null" {
+		var e apiError
+		if json.Unmarshal(ev.Error, &e) != nil {
+			o.fail(streamErrorType)
+		} else {
+			o.fail(e.typ())
+		}
+		return
+	}
+	if ev.Object == "error" {
+		e := apiError{Type: ev.Type, Code: ev.Code}
+		o.fail(e.typ())
+		return
+	}
+	if ev.ID != "" {
+		o.setID(ev.ID)
+	}
+	if ev.Model != "" {
+		o.setModel(ev.Model)
+	}
+	if ev.Usage != nil {
+		o.g.SetUsage(ev.Usage.PromptTokens.or(), ev.Usage.CompletionTokens.or())
+	}
+	content := false
+	for _, ch := range ev.Choices {
+		if ch.Text {
+			content = true
+		}
+		if d := ch.Delta; d != nil {
+			if d.Content || d.Refusal || d.ReasoningContent || d.Reasoning || d.FunctionCall.Arguments || d.Audio.Transcript {
+				content = true
+			}
+			for _, tc := range d.ToolCalls {
+				if tc.Function.Arguments {
+					content = true
+				}
+			}
+		}
+		if ch.FinishReason != "" {
+			o.g.AddFinishReason(ch.FinishReason)
+		}
+	}
+	if content {
+		o.chunk()
+	}
+	if !o.streaming && len(ev.Choices) > 0 {
+		o.ended = true // a complete non-streamed reply
+	}
+}
+
+// OpenAI Responses. A chunk is a response.output_text.delta, response.refusal.delta,
+// response.reasoning_text.delta, response.reasoning_summary_text.delta,
+// response.function_call_arguments.delta, response.custom_tool_call_input.delta,
+// response.mcp_call_arguments.delta or response.audio.transcript.delta event with a non-empty
+// delta. The end marker is response.completed (or response.incomplete, a reply cut by a limit).
+type responsesEvent struct {
+	Type     string   `json:"type"`
+	Delta    present  `json:"delta"`
+	Code     code     `json:"code"`
+	Object   string   `json:"object"` // a non-streamed reply is the response itself
+	Response response `json:"response"`
+	response
+}
+
+type response struct {
+	ID     string `json:"id"`
+	Model  string `json:"model"`
+	Status string `json:"status"`
+	Usage  *struct {
+		InputTokens  count `json:"input_tokens"`
+		OutputTokens count `json:"output_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Code code `json:"code"`
+	} `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+}
+
+func (o *observer) refRecord(r *response) {
+	if r.ID != "" {
+		o.setID(r.ID)
+	}
+	if r.Model != "" {
+		o.setModel(r.Model)
+	}
+	if r.Usage != nil {
+		o.g.SetUsage(r.Usage.InputTokens.or(), r.Usage.OutputTokens.or())
+	}
+}
+
+func (o *observer) refFinishResponse(r *response) {
+	o.refRecord(r)
+	switch r.Status {
+	case "completed":
+		o.g.AddFinishReason("stop")
+		o.ended = true
+	case "incomplete":
+		reason := "length"
+		if r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "" && r.IncompleteDetails.Reason != "max_output_tokens" {
+			reason = r.IncompleteDetails.Reason
+		}
+		o.g.AddFinishReason(reason)
+		o.ended = true
+	case "failed", "cancelled":
+		t := "response_" + r.Status
+		if r.Error != nil && r.Error.Code != "" {
+			t = string(r.Error.Code)
+		}
+		o.fail(t)
+	}
+}
+
+func (o *observer) refResponses(data []byte) {
+	var ev responsesEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
+		"response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
+		"response.custom_tool_call_input.delta", "response.mcp_call_arguments.delta",
+		"response.audio.transcript.delta":
+		if ev.Delta {
+			o.chunk()
+		}
+	case "response.created", "response.in_progress", "response.queued":
+		o.refRecord(&ev.Response)
+	case "response.completed", "response.incomplete", "response.failed":
+		if ev.Response.Status == "" {
+			ev.Response.Status = strings.TrimPrefix(ev.Type, "response.")
+		}
+		o.refFinishResponse(&ev.Response)
+	case "error":
+		t := string(ev.Code)
+		if t == "" {
+			t = streamErrorType
+		}
+		o.fail(t)
+	case "":
+		if ev.Object == "response" { // a non-streamed reply
+			o.refFinishResponse(&ev.response)
+		} else if ev.response.Error != nil {
+			o.fail(string(ev.response.Error.Code))
+		}
+	}
+}
+
+// Anthropic Messages. A chunk is a content_block_delta whose delta carries text (text_delta),
+// thinking (thinking_delta) or partial_json (input_json_delta); signature and citation deltas,
+// pings, message_start and the block starts and stops are not. The end marker is message_stop.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Message struct {
+		ID    string          `json:"id"`
+		Model string          `json:"model"`
+		Usage *anthropicUsage `json:"usage"`
+	} `json:"message"`
+	Delta struct {
+		Text        present `json:"text"`
+		Thinking    present `json:"thinking"`
+		PartialJSON present `json:"partial_json"`
+		StopReason  string  `json:"stop_reason"`
+	} `json:"delta"`
+	StopReason string          `json:"stop_reason"`
+	Usage      *anthropicUsage `json:"usage"`
+	Error      *apiError       `json:"error"`
+}
+
+type anthropicUsage struct {
+	InputTokens  count `json:"input_tokens"`
+	OutputTokens count `json:"output_tokens"`
+}
+
+func (o *observer) refAnthropicUsage(u *anthropicUsage) {
+	if u != nil {
+		o.g.SetUsage(u.InputTokens.or(), u.OutputTokens.or())
+	}
+}
+
+func (o *observer) refAnthropic(data []byte) {
+	var ev anthropicEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "content_block_delta":
+		if ev.Delta.Text || ev.Delta.Thinking || ev.Delta.PartialJSON {
+			o.chunk()
+		}
+	case "message_start":
+		if ev.Message.ID != "" {
+			o.setID(ev.Message.ID)
+		}
+		if ev.Message.Model != "" {
+			o.setModel(ev.Message.Model)
+		}
+		o.refAnthropicUsage(ev.Message.Usage)
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			o.g.AddFinishReason(ev.Delta.StopReason)
+		}
+		o.refAnthropicUsage(ev.Usage)
+	case "message_stop":
+		o.ended = true
+	case "error":
+		t := streamErrorType
+		if ev.Error != nil && ev.Error.Type != "" {
+			t = string(ev.Error.Type)
+		}
+		o.fail(t)
+	case "message": // a non-streamed reply
+		if ev.ID != "" {
+			o.setID(ev.ID)
+		}
+		if ev.Model != "" {
+			o.setModel(ev.Model)
+		}
+		if ev.StopReason != "" {
+			o.g.AddFinishReason(ev.StopReason)
+		}
+		o.refAnthropicUsage(ev.Usage)
+		o.ended = true
+	}
+}
+
+// Gemini. A chunk is a GenerateContentResponse with a candidate part that carries text (thoughts
+// included), a functionCall, executableCode, codeExecutionResult or inlineData. The end marker is a
+// candidate with a finishReason (or a promptFeedback.blockReason).
+type geminiEvent struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text                present `json:"text"`
+				FunctionCall        present `json:"functionCall"`
+				ExecutableCode      present `json:"executableCode"`
+				CodeExecutionResult present `json:"codeExecutionResult"`
+				InlineData          present `json:"inlineData"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *struct {
+		PromptTokenCount     count `json:"promptTokenCount"`
+		CandidatesTokenCount count `json:"candidatesTokenCount"`
+		ThoughtsTokenCount   count `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+	ModelVersion string    `json:"modelVersion"`
+	ResponseID   string    `json:"responseId"`
+	Error        *apiError `json:"error"`
+}
+
+func (o *observer) refGemini(data []byte) {
+	var ev geminiEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	if ev.Error != nil {
+		o.fail(ev.Error.typ())
+		return
+	}
+	if ev.ResponseID != "" {
+		o.setID(ev.ResponseID)
+	}
+	if ev.ModelVersion != "" {
+		o.setModel(ev.ModelVersion)
+	}
+	if u := ev.UsageMetadata; u != nil {
+		out := u.CandidatesTokenCount.or()
+		if out >= 0 && u.ThoughtsTokenCount.ok {
+			out += u.ThoughtsTokenCount.n
+		}
+		o.g.SetUsage(u.PromptTokenCount.or(), out)
+	}
+	content := false
+	for _, c := range ev.Candidates {
+		for _, p := range c.Content.Parts {
+			if p.Text || p.FunctionCall || p.ExecutableCode || p.CodeExecutionResult || p.InlineData {
+				content = true
+			}
+		}
+		if c.FinishReason != "" && c.FinishReason != "FINISH_REASON_UNSPECIFIED" {
+			o.g.AddFinishReason(strings.ToLower(c.FinishReason))
+			o.ended = true
+		}
+	}
+	if pf := ev.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		o.g.AddFinishReason(strings.ToLower(pf.BlockReason))
+		o.ended = true
+	}
+	if content {
+		o.chunk()
+	}
+}
+
+// Ollama. A chunk is a line whose message carries content, thinking or tool_calls (/api/chat), or
+// that carries response or thinking (/api/generate). The end marker is "done": true.
+type ollamaEvent struct {
+	Model   string `json:"model"`
+	Message *struct {
+		Content   present `json:"content"`
+		Thinking  present `json:"thinking"`
+		ToolCalls present `json:"tool_calls"`
+	} `json:"message"`
+	Response        present `json:"response"`
+	Thinking        present `json:"thinking"`
+	Done            bool    `json:"done"`
+	DoneReason      string  `json:"done_reason"`
+	PromptEvalCount count   `json:"prompt_eval_count"`
+	EvalCount       count   `json:"eval_count"`
+	Error           *string `json:"error"`
+}
+
+func (o *observer) refOllama(data []byte) {
+	var ev ollamaEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	if ev.Error != nil {
+		o.fail(streamErrorType)
+		return
+	}
+	if ev.Model != "" {
+		o.setModel(ev.Model)
+	}
+	if m := ev.Message; (m != nil && (m.Content || m.Thinking || m.ToolCalls)) || ev.Response || ev.Thinking {
+		o.chunk()
+	}
+	if ev.Done {
+		if ev.DoneReason != "" {
+			o.g.AddFinishReason(ev.DoneReason)
+		}
+		if ev.PromptEvalCount.ok || ev.EvalCount.ok {
+			o.g.SetUsage(ev.PromptEvalCount.or(), ev.EvalCount.or())
+		}
+		o.ended = true
+	}
+}
