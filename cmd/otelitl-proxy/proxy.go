@@ -72,6 +72,12 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 			}
 			return
 		}
+		// An upstream may answer before it has read the whole request (it streams while a long
+		// prompt is still arriving). By default Go's HTTP/1 server then discards up to 256 KiB of the
+		// unread request body and closes the rest when the answer's header is written: the
+		// upstream would get a truncated prompt. Full duplex keeps the body flowing. (HTTP/2 is
+		// full duplex already and reports an error here, which is fine to ignore.)
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		// The caller's trace context, if it sent one, parents the generation span.
 		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		p.ServeHTTP(w, r.WithContext(ctx))

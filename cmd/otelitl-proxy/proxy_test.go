@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -123,5 +127,54 @@ func TestForwarding(t *testing.T) {
 	res.Body.Close()
 	if strings.Contains(logs.String(), "sk-secret") {
 		t.Errorf("a secret reached the log: %s", logs.String())
+	}
+}
+
+// TestLargeBodyFullDuplex: an upstream may start answering before it has read the whole request
+// (a server that streams while it is still receiving a long prompt). The proxy keeps reading the
+// client's body after it has written the response's header, so a 3 MiB request whose second half
+// the client sends only once the answer has begun arrives whole, and the stream reaches the client.
+func TestLargeBodyFullDuplex(t *testing.T) {
+	started := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A Go server that answers while it reads must say so too, or its own HTTP/1 server
+		// discards 256 KiB of what it has not read.
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // the answer starts before the body is read
+		close(started)
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d bytes, %v\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", n, err)
+	}))
+	defer up.Close()
+	c, err := parseConfig([]string{"-openai", up.URL}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(newHandler(c, httpitl.NewTransport(http.DefaultTransport), log.New(io.Discard, "", 0)))
+	defer proxy.Close()
+	head, tail := `{"model":"m","stream":true,"messages":[{"role":"user","content":"`+strings.Repeat("x", 1<<20), strings.Repeat("y", 2<<20)+`"}]}`
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, head)
+		select {
+		case <-started:
+			time.Sleep(100 * time.Millisecond) // the proxy has written the answer's header by now
+		case <-time.After(5 * time.Second):
+		}
+		_, _ = io.WriteString(pw, tail)
+		pw.Close()
+	}()
+	res, err := http.Post(proxy.URL+"/v1/chat/completions", "application/json", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if want := fmt.Sprintf("%d bytes, <nil>", len(head)+len(tail)); err != nil || !strings.Contains(string(got), want) {
+		t.Fatalf("the upstream saw %q (read error %v), want %q", got, err, want)
 	}
 }

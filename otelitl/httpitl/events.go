@@ -3,10 +3,10 @@ package httpitl
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
+	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 // recorder is what an observer records on: a *otelitl.Generation (tests use fakes).
@@ -156,25 +156,9 @@ var errIncomplete error = incompleteError{}
 // streamErrorType is the error.type of an error event that names no type or code.
 const streamErrorType = itlconv.ErrorTypeStreamError
 
-// boundType makes an error event's type or code fit error.type: valid UTF-8 without control
-// characters, at most itlconv.MaxErrorTypeLength bytes.
-func boundType(s string) string {
-	if len(s) > itlconv.MaxErrorTypeLength {
-		s = s[:itlconv.MaxErrorTypeLength]
-	}
-	s = strings.ToValidUTF8(s, "")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, s)
-	return s
-}
-
 func (o *observer) fail(t string) {
 	if o.errType == "" {
-		o.errType = boundType(t)
+		o.errType = wrap.Code(t, streamErrorType) // a code, never free text a provider sent
 	}
 }
 

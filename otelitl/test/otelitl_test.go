@@ -397,7 +397,7 @@ func testCancellationRacesChunk(t *testing.T, cycleCounter bool) {
 		n := int(a[itlconv.ChunkCountKey].AsInt64() - a[itlconv.ChunkDroppedKey].AsInt64())
 		offs := a[itlconv.ChunkOffsetsKey].AsInt64Slice()
 		if len(offs) != n || n > itlconv.DefaultMaxChunks {
-			t.Fatalf("chunk.count %v, chunk.dropped %v, but %d offsets", a[itlconv.ChunkCountKey].Emit(), a[itlconv.ChunkDroppedKey].Emit(), len(offs))
+			t.Fatalf("chunk.count %v, chunk.dropped %v, but %d offsets", a[itlconv.ChunkCountKey].String(), a[itlconv.ChunkDroppedKey].String(), len(offs))
 		}
 		if tok := a[itlconv.ChunkTokensKey].AsInt64Slice(); tok != nil && len(tok) != n {
 			t.Fatalf("chunk.count %d but %d token counts", n, len(tok))
@@ -676,7 +676,7 @@ func TestNonStreaming(t *testing.T) {
 		g.End(nil)
 		v, ok := attrMap(exp.GetSpans()[0].Attributes)[semconv.GenAIRequestStreamKey]
 		if nonStreaming == ok || ok && !v.AsBool() {
-			t.Errorf("NonStreaming %v: gen_ai.request.stream present %v value %v", nonStreaming, ok, v.Emit())
+			t.Errorf("NonStreaming %v: gen_ai.request.stream present %v value %v", nonStreaming, ok, v.String())
 		}
 	}
 }

@@ -77,7 +77,7 @@ func TestHandlerFakellm(t *testing.T) {
 			}
 			checkGaps(t, span, attrs, eng.Arrivals(n), 0)
 			for k, want := range map[string]string{"gen_ai.provider.name": tc.provider, "gen_ai.usage.output_tokens": "6", "otelitl.chunk.count": "6", "error.type": ""} {
-				if got := attrs[attrKey(k)].Emit(); got != want {
+				if got := attrs[attrKey(k)].String(); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)
 				}
 			}
@@ -123,8 +123,8 @@ func TestHandlerFlushAndController(t *testing.T) {
 	for _, ev := range span.Events {
 		at = append(at, ev.Time.Sub(span.StartTime))
 	}
-	if len(at) != 4 || attrs[attrKey("error.type")].Emit() != "" {
-		t.Fatalf("chunks at %v, error.type %q", at, attrs[attrKey("error.type")].Emit())
+	if len(at) != 4 || attrs[attrKey("error.type")].String() != "" {
+		t.Fatalf("chunks at %v, error.type %q", at, attrs[attrKey("error.type")].String())
 	}
 	near := func(d, want time.Duration) bool { return d >= want && d < want+pause/2 }
 	if !near(at[0], pause) || !near(at[1], pause) || !near(at[2], 2*pause) || !near(at[3], 4*pause) {
@@ -175,7 +175,7 @@ func TestHandlerClientGone(t *testing.T) {
 	for _, s := range exp.GetSpans() {
 		for _, kv := range s.Attributes {
 			if kv.Key == "error.type" {
-				got[kv.Value.Emit()] = true
+				got[kv.Value.String()] = true
 			}
 		}
 	}

@@ -140,7 +140,7 @@ func checkSpanAfterFirst(t *testing.T, f *fake, exp *tracetest.InMemoryExporter,
 func checkAttrs(t *testing.T, span tracetest.SpanStub, attrs map[attribute.Key]attribute.Value, want map[string]string) (tracetest.SpanStub, map[attribute.Key]attribute.Value) {
 	t.Helper()
 	for k, v := range want {
-		if got := attrs[attribute.Key(k)].Emit(); got != v {
+		if got := attrs[attribute.Key(k)].String(); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}

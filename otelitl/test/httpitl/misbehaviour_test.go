@@ -125,7 +125,7 @@ func TestMisbehaviour(t *testing.T) {
 			if tc.noSecret {
 				all := span.Status.Description
 				for _, kv := range span.Attributes {
-					all += kv.Value.Emit()
+					all += kv.Value.String()
 				}
 				if strings.Contains(all, "SECRET") {
 					t.Errorf("the error's message reached the span: %q", all)
@@ -259,7 +259,7 @@ func TestRequestBodyIntact(t *testing.T) {
 				}
 				for k, want := range map[string]string{"gen_ai.request.model": wantModel, "gen_ai.response.model": "m2", "gen_ai.request.stream": "false",
 					"gen_ai.usage.input_tokens": "3", "gen_ai.response.finish_reasons": `["stop"]`, "error.type": ""} {
-					if g := attrs[attrKey(k)].Emit(); g != want {
+					if g := attrs[attrKey(k)].String(); g != want {
 						t.Errorf("%s = %q, want %q", k, g, want)
 					}
 				}
