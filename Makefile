@@ -49,14 +49,16 @@ loadtest:
 
 ## fuzz: each fuzz target for FUZZTIME (default 60s); fuzz-short is the CI pass. Seeds are the f.Add
 ## calls of each target; an input that fails is saved under the package's testdata/fuzz and replays
-## in every go test. A target is NAME:MODULE:PACKAGE.
+## in every go test. A target is NAME:MODULE:PACKAGE. Minimizing a new input is capped at 5 s: Go's
+## minimizer costs the square of an input's length, and a stream's inputs are long.
 FUZZTIME ?= 60s
-FUZZ_TARGETS := FuzzDecode:collector:./genaispan FuzzConfig:collector:./itlprocessor FuzzConfig:collector:./itlmetricsconnector
+FUZZ_TARGETS := FuzzDecode:collector:./genaispan FuzzConfig:collector:./itlprocessor FuzzConfig:collector:./itlmetricsconnector \
+	FuzzStream:otelitl:./httpitl FuzzEvent:otelitl:./httpitl
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; rest=$${t#*:}; mod=$${rest%%:*}; pkg=$${rest#*:}; \
 	  echo "fuzzing $$name in $$mod/$$pkg for $(FUZZTIME)"; \
-	  (cd $$mod && GOWORK=off $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) "$$pkg"); \
+	  (cd $$mod && GOWORK=off $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$$pkg"); \
 	done
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
