@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Compares the collector components' benchmarks at a git ref (the "before") with the working tree
+# ("after"), side by side in one run: both are built first, then run interleaved, COUNT rounds, and
+# benchstat compares them. The machines here are shared and noisy; interleaving gives both sides the
+# same noise. Usage:
+#   scripts/bench-ab.sh [REF]          # REF defaults to fc64235, the code before the issue-14 work
+#   COUNT=10 BENCH='ProcessSpan' scripts/bench-ab.sh
+# Writes bench-ab-before.txt and bench-ab-after.txt at the repository root (the package lines are
+# left out: the packages moved, and benchstat pairs benchmarks by name).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+ref=${1:-fc64235}
+count=${COUNT:-6}
+bench=${BENCH:-ProcessSpan|ConsumeTraces|PerSpan}
+benchtime=${BENCHTIME:-1s}
+tmp=$(mktemp -d)
+trap 'git worktree remove --force "$tmp/before" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+git worktree add --detach "$tmp/before" "$ref" >/dev/null
+
+# The packages to compare: the processor, the connector, and the bench module's comparison with
+# spanmetrics, wherever each one lives at that ref.
+pkgdir() { # pkgdir TREE NAME
+  find "$1" -type d -name "$2" -not -path '*/testdata/*' -not -path '*/.git/*' | head -1
+}
+build() { # build TREE SIDE
+  for name in itlprocessor itlmetricsconnector bench; do
+    dir=$(pkgdir "$1" "$name")
+    [ -n "$dir" ] || { echo "no package $name in $1" >&2; exit 1; }
+    echo "building $2 $name ($dir)" >&2
+    (cd "$dir" && GOWORK=off go test -c -o "$tmp/$2-$name.test" . >/dev/null)
+    echo "$dir" > "$tmp/$2-$name.dir"
+  done
+}
+build "$tmp/before" before
+build "$root" after
+
+: > "$root/bench-ab-before.txt"
+: > "$root/bench-ab-after.txt"
+for round in $(seq "$count"); do
+  echo "round $round of $count" >&2
+  for side in before after; do
+    for name in itlprocessor itlmetricsconnector bench; do
+      # The code before the move read the reference spans from ../shared/golden; point it at the
+      # repository's copy.
+      (cd "$(cat "$tmp/$side-$name.dir")" && OTELITL_GOLDEN_DIR="$root/testdata/golden" \
+        "$tmp/$side-$name.test" -test.run '^$' -test.bench "$bench" -test.benchmem -test.benchtime "$benchtime") \
+        | grep -E '^(Benchmark|goos|goarch|cpu)' >> "$root/bench-ab-$side.txt"
+    done
+  done
+done
+"$root/.bin/benchstat" "$root/bench-ab-before.txt" "$root/bench-ab-after.txt"
