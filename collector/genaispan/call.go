@@ -98,6 +98,12 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	fs := &d.fields
 	fs.scan(span.Attributes())
 	c := &d.call
+	if fs.has == 0 && span.Events().Len() == 0 {
+		// The common case of an ordinary span: no attribute any convention marks a model call with
+		// and no event that could be a chunk, so nothing to decode.
+		*c = Call{Result: emptyResult(span)}
+		return c
+	}
 	*c = Call{Result: d.decode(span)}
 	if !d.modelCall(c) {
 		return c

@@ -152,8 +152,13 @@ func (d *Decoder) Decode(span ptrace.Span) Result {
 }
 
 // decode reads the timeline of span, whose attributes d.fields holds.
+// emptyResult is the Result of a span before its timeline is read: valid, with no chunks.
+func emptyResult(span ptrace.Span) Result {
+	return Result{Valid: true, Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()), firstToken: -1}
+}
+
 func (d *Decoder) decode(span ptrace.Span) Result {
-	r := Result{Valid: true, Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()), firstToken: -1}
+	r := emptyResult(span)
 	fs := &d.fields
 	name := d.scanEvents(&r, span.Events())
 	if v, ok := fs.get(fOffsets); ok {

@@ -87,83 +87,72 @@ func (fs *fields) scan(attrs pcommon.Map) {
 	}
 }
 
+// keyOf names the attribute of each field.
+var keyOf = [numFields]string{
+	fOperation:        string(semconv.GenAIOperationNameKey),
+	fProvider:         string(semconv.GenAIProviderNameKey),
+	fSystem:           itlconv.SystemKey,
+	fRequestModel:     string(semconv.GenAIRequestModelKey),
+	fResponseModel:    string(semconv.GenAIResponseModelKey),
+	fOutputTokens:     string(semconv.GenAIUsageOutputTokensKey),
+	fInputTokens:      string(semconv.GenAIUsageInputTokensKey),
+	fTTFT:             string(semconv.GenAIResponseTimeToFirstChunkKey),
+	fOffsets:          string(itlconv.ChunkOffsetsKey),
+	fChunkTokens:      string(itlconv.ChunkTokensKey),
+	fChunkCount:       string(itlconv.ChunkCountKey),
+	fClientTTFT:       itlconv.ClientTimeToFirstChunkKey,
+	fServerTTFT:       itlconv.ServerTimeToFirstTokenKey,
+	fVLLMTTFT:         itlconv.VLLMTimeToFirstTokenKey,
+	fVLLMEndToEnd:     itlconv.VLLMEndToEndKey,
+	fVercelOperation:  itlconv.VercelOperationIDKey,
+	fVercelMs:         itlconv.VercelMsToFirstChunkKey,
+	fVercelStreamMs:   itlconv.VercelStreamMsToFirstChunkKey,
+	fVercelModel:      itlconv.VercelModelIDKey,
+	fVercelProvider:   itlconv.VercelModelProviderKey,
+	fVercelOutput:     itlconv.VercelOutputTokensKey,
+	fVercelInput:      itlconv.VercelInputTokensKey,
+	fVercelCompletion: itlconv.VercelCompletionTokensKey,
+	fVercelPrompt:     itlconv.VercelPromptTokensKey,
+	fOIKind:           itlconv.OpenInferenceSpanKindKey,
+	fOIModel:          itlconv.OpenInferenceModelKey,
+	fOIProvider:       itlconv.OpenInferenceProviderKey,
+	fOISystem:         itlconv.OpenInferenceSystemKey,
+	fOIOutput:         itlconv.OpenInferenceOutputTokensKey,
+	fOIInput:          itlconv.OpenInferenceInputTokensKey,
+	fLangfuseType:     itlconv.LangfuseTypeKey,
+	fLangfuseModel:    itlconv.LangfuseModelKey,
+	fLangfuseStart:    itlconv.LangfuseCompletionStartTimeKey,
+	fLangfuseUsage:    itlconv.LangfuseUsageDetailsKey,
+	fOpenLLMetryType:  itlconv.OpenLLMetryTypeKey,
+	fUsageCompletion:  itlconv.UsageCompletionKey,
+	fUsagePrompt:      itlconv.UsagePromptKey,
+}
+
+// mayBeField[b] tells whether a key starting with byte b can be a field's: most of a span's
+// attributes (http.*, url.*, db.*, ...) are ruled out by their first byte, before the switch.
+var mayBeField = func() (t [256]bool) {
+	for _, k := range keyOf {
+		t[k[0]] = true
+	}
+	return t
+}()
+
+// fieldByKey is keyOf's inverse.
+var fieldByKey = func() map[string]field {
+	m := make(map[string]field, numFields)
+	for f, k := range keyOf {
+		m[k] = field(f)
+	}
+	return m
+}()
+
 // fieldOf maps an attribute key to its field, or numFields when the reader ignores it.
 func fieldOf(k string) field {
-	switch k {
-	case string(semconv.GenAIOperationNameKey):
-		return fOperation
-	case string(semconv.GenAIProviderNameKey):
-		return fProvider
-	case itlconv.SystemKey:
-		return fSystem
-	case string(semconv.GenAIRequestModelKey):
-		return fRequestModel
-	case string(semconv.GenAIResponseModelKey):
-		return fResponseModel
-	case string(semconv.GenAIUsageOutputTokensKey):
-		return fOutputTokens
-	case string(semconv.GenAIUsageInputTokensKey):
-		return fInputTokens
-	case string(semconv.GenAIResponseTimeToFirstChunkKey):
-		return fTTFT
-	case string(itlconv.ChunkOffsetsKey):
-		return fOffsets
-	case string(itlconv.ChunkTokensKey):
-		return fChunkTokens
-	case string(itlconv.ChunkCountKey):
-		return fChunkCount
-	case itlconv.ClientTimeToFirstChunkKey:
-		return fClientTTFT
-	case itlconv.ServerTimeToFirstTokenKey:
-		return fServerTTFT
-	case itlconv.VLLMTimeToFirstTokenKey:
-		return fVLLMTTFT
-	case itlconv.VLLMEndToEndKey:
-		return fVLLMEndToEnd
-	case itlconv.VercelOperationIDKey:
-		return fVercelOperation
-	case itlconv.VercelMsToFirstChunkKey:
-		return fVercelMs
-	case itlconv.VercelStreamMsToFirstChunkKey:
-		return fVercelStreamMs
-	case itlconv.VercelModelIDKey:
-		return fVercelModel
-	case itlconv.VercelModelProviderKey:
-		return fVercelProvider
-	case itlconv.VercelOutputTokensKey:
-		return fVercelOutput
-	case itlconv.VercelInputTokensKey:
-		return fVercelInput
-	case itlconv.VercelCompletionTokensKey:
-		return fVercelCompletion
-	case itlconv.VercelPromptTokensKey:
-		return fVercelPrompt
-	case itlconv.OpenInferenceSpanKindKey:
-		return fOIKind
-	case itlconv.OpenInferenceModelKey:
-		return fOIModel
-	case itlconv.OpenInferenceProviderKey:
-		return fOIProvider
-	case itlconv.OpenInferenceSystemKey:
-		return fOISystem
-	case itlconv.OpenInferenceOutputTokensKey:
-		return fOIOutput
-	case itlconv.OpenInferenceInputTokensKey:
-		return fOIInput
-	case itlconv.LangfuseTypeKey:
-		return fLangfuseType
-	case itlconv.LangfuseModelKey:
-		return fLangfuseModel
-	case itlconv.LangfuseCompletionStartTimeKey:
-		return fLangfuseStart
-	case itlconv.LangfuseUsageDetailsKey:
-		return fLangfuseUsage
-	case itlconv.OpenLLMetryTypeKey:
-		return fOpenLLMetryType
-	case itlconv.UsageCompletionKey:
-		return fUsageCompletion
-	case itlconv.UsagePromptKey:
-		return fUsagePrompt
+	if k == "" || !mayBeField[k[0]] {
+		return numFields
+	}
+	if f, ok := fieldByKey[k]; ok {
+		return f
 	}
 	return numFields
 }

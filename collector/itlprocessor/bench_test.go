@@ -61,4 +61,22 @@ func BenchmarkProcessSpan(b *testing.B) {
 			p.processSpan(context.Background(), d, span)
 		}
 	})
+	// An ordinary HTTP server span, as most of a collector's traffic is: every attribute is looked
+	// at once, since any of several conventions' keys can mark a model call.
+	b.Run("path=fast-http", func(b *testing.B) {
+		span := ptrace.NewSpan()
+		span.SetKind(ptrace.SpanKindServer)
+		attrs := span.Attributes()
+		for _, k := range []string{"http.request.method", "http.route", "url.scheme", "url.path", "server.address",
+			"network.protocol.version", "client.address", "user_agent.original", "http.response.body.size"} {
+			attrs.PutStr(k, "value")
+		}
+		attrs.PutInt("server.port", 8080)
+		attrs.PutInt("http.response.status_code", 200)
+		attrs.PutInt("http.request.body.size", 512)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.processSpan(context.Background(), d, span)
+		}
+	})
 }
