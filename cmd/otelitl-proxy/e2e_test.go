@@ -96,12 +96,12 @@ func (s *stack) check(t *testing.T, chunks int) {
 		t.Errorf("chunk.count %d, want %d", got, chunks)
 	}
 	for k, want := range map[string]string{"gen_ai.provider.name": "openai", "gen_ai.request.model": "fake-gpt", "error.type": "", "gen_ai.usage.output_tokens": strconv.Itoa(chunks)} {
-		if got := attrs[attributeKey(k)].Emit(); got != want {
+		if got := attrs[attributeKey(k)].String(); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
 	}
 	for _, kv := range span.Attributes {
-		if strings.Contains(kv.Value.Emit(), "secret") {
+		if strings.Contains(kv.Value.String(), "secret") {
 			t.Errorf("a secret reached the span: %s", kv.Key)
 		}
 	}

@@ -3,6 +3,7 @@ module github.com/otelitl/itl/otelitl/goopenaiitl
 go 1.26.0
 
 require (
+	github.com/otelitl/itl/itlconv v0.1.0
 	github.com/otelitl/itl/otelitl v0.1.0
 	github.com/sashabaranov/go-openai v1.43.0
 )
@@ -11,7 +12,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/otelitl/itl/itlconv v0.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect

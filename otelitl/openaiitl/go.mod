@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/openai/openai-go/v3 v3.98.0
+	github.com/otelitl/itl/itlconv v0.1.0
 	github.com/otelitl/itl/otelitl v0.1.0
 )
 
@@ -12,7 +13,6 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/otelitl/itl/itlconv v0.1.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect

@@ -190,7 +190,7 @@ func TestIncompleteStream(t *testing.T) {
 				t.Errorf("error.type %q, want %q", got, tc.want)
 			}
 			if a[itlconv.ChunkCountKey].AsInt64() != 2 {
-				t.Errorf("chunk.count %v, want 2", a[itlconv.ChunkCountKey].Emit())
+				t.Errorf("chunk.count %v, want 2", a[itlconv.ChunkCountKey].String())
 			}
 		})
 	}

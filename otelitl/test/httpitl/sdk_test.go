@@ -97,7 +97,7 @@ func TestGoOpenAI(t *testing.T) {
 	cfg.BaseURL, cfg.HTTPClient = f.URL+"/v1", hc
 	c := goopenai.NewClientWithConfig(cfg)
 	stream, err := c.CreateChatCompletionStream(context.Background(), goopenai.ChatCompletionRequest{
-		Model: "fake-gpt", MaxTokens: 9, Stream: true, Messages: []goopenai.ChatCompletionMessage{{Role: "user", Content: "hi"}},
+		Model: "fake-gpt", MaxCompletionTokens: 9, Stream: true, Messages: []goopenai.ChatCompletionMessage{{Role: "user", Content: "hi"}},
 	})
 	if err != nil {
 		t.Fatal(err)

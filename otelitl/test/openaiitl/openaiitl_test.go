@@ -273,7 +273,7 @@ func TestChatIncompleteStream(t *testing.T) {
 				t.Errorf("error.type %q status %v, want %q", got.AsString(), span.Status, tc.want)
 			}
 			if a[itlconv.ChunkCountKey].AsInt64() != 2 {
-				t.Errorf("chunk.count %v, want the 2 received", a[itlconv.ChunkCountKey].Emit())
+				t.Errorf("chunk.count %v, want the 2 received", a[itlconv.ChunkCountKey].String())
 			}
 		})
 	}
