@@ -91,7 +91,7 @@ service:
 	if err == nil {
 		t.Fatal("want a validation error")
 	}
-	for _, want := range []string{"stall_threshold: 0s must be above 0", `aggregation_temporality: "sideways" is not known`} {
+	for _, want := range []string{"stall_threshold: 0s is outside [1ms, 1h0m0s]; the default is 250ms", `aggregation_temporality: "sideways" is not known`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
