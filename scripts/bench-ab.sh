@@ -32,6 +32,16 @@ build() { # build TREE SIDE
     echo "$dir" > "$tmp/$2-$name.dir"
   done
 }
+# The processor's benchmark collects the garbage of its span copies with the timer stopped (see its
+# comment); a ref whose benchmark predates that gets the same harness, so that both sides measure the
+# processor and not the copies' GC.
+for f in $(grep -rl --include=bench_test.go 'src.CopyTo(s)' "$tmp/before" || true); do
+  if ! grep -q 'runtime.GC()' "$f"; then
+    perl -0pi -e 's/(\t+)(src\.CopyTo\(s\)\n\t+\}\n)/$1$2$1runtime.GC()\n/; s/import \(\n/import (\n\t"runtime"\n/' "$f"
+    gofmt -w "$f"
+    echo "patched $f: runtime.GC() after the copies, as in the working tree" >&2
+  fi
+done
 build "$tmp/before" before
 build "$root" after
 

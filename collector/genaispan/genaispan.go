@@ -160,7 +160,7 @@ func emptyResult(span ptrace.Span) Result {
 func (d *Decoder) decode(span ptrace.Span) Result {
 	r := emptyResult(span)
 	fs := &d.fields
-	name := d.scanEvents(&r, span.Events())
+	name, n := d.scanEvents(&r, span.Events())
 	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
 		if why := r.durationReason(); why != ReasonNone {
@@ -175,12 +175,12 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 			d.invalid(&r, why)
 			return r
 		}
-		d.events(&r, span.Events(), name)
+		d.events(&r, span.Events(), name, n)
 	}
 	if !r.Valid {
 		return r
 	}
-	n := r.Timeline.Len()
+	n = r.Timeline.Len()
 	r.Complete = n > 0
 	if r.Source == SourceEvents && span.DroppedEventsCount() != 0 {
 		r.Complete = false
@@ -196,26 +196,31 @@ func (d *Decoder) invalid(r *Result, why Reason) {
 	r.Timeline = timeline.Timeline{}
 }
 
-// scanEvents returns the highest-priority configured chunk event name present on the span, and
-// notes where the first OpenInference first-token event is.
-func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) string {
-	best := len(d.names)
+// scanEvents returns the highest-priority configured chunk event name present on the span and how
+// many events carry it, and notes where the first OpenInference first-token event is. It is the
+// one pass over the events before the timeline's: a span's events are read twice, not three times.
+func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) (string, int) {
+	best, count := len(d.names), 0
 	for i := 0; i < evs.Len(); i++ {
 		name := evs.At(i).Name()
 		if r.firstToken < 0 && name == itlconv.OpenInferenceFirstTokenEvent {
 			r.firstToken = i
 		}
-		for j := 0; j < best; j++ {
+		for j := 0; j <= best && j < len(d.names); j++ {
 			if name == d.names[j] {
-				best = j
+				if j == best {
+					count++
+				} else {
+					best, count = j, 1
+				}
 				break
 			}
 		}
 	}
 	if best == len(d.names) {
-		return ""
+		return "", 0
 	}
-	return d.names[best]
+	return d.names[best], count
 }
 
 func (d *Decoder) compact(r *Result, v pcommon.Value) {
@@ -289,13 +294,8 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	r.Timeline.Tokens = d.tokens
 }
 
-func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, name string) {
-	n := 0
-	for i := range evs.Len() {
-		if evs.At(i).Name() == name {
-			n++
-		}
-	}
+// events reads the timeline from the n events named name.
+func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, name string, n int) {
 	if n > d.maxChunks {
 		d.invalid(r, ReasonTooManyChunks)
 		return
@@ -338,6 +338,7 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, name string) {
 	if !sorted { // the order of events on a span means nothing
 		slices.SortStableFunc(d.pairs, func(a, b pair) int { return cmp.Compare(a.off, b.off) })
 	}
+	n = len(d.pairs)
 	d.offsets = slices.Grow(d.offsets[:0], n)[:n]
 	for i, p := range d.pairs {
 		d.offsets[i] = p.off
