@@ -79,6 +79,7 @@ var processorKeys = map[string]bool{
 	string(itlconv.TPOTKey): true, string(itlconv.GapP50Key): true, string(itlconv.GapP90Key): true,
 	string(itlconv.GapP99Key): true, string(itlconv.GapMaxKey): true, string(itlconv.StallsKey): true,
 	string(itlconv.TimelineSkippedKey): true,
+	string(itlconv.TTFTSourceKey):      true, // written with the TTFT, whose source it names
 }
 
 // addOnlyKeys are attributes the processor writes only when the span lacks them.
