@@ -160,7 +160,7 @@ func emptyResult(span ptrace.Span) Result {
 func (d *Decoder) decode(span ptrace.Span) Result {
 	r := emptyResult(span)
 	fs := &d.fields
-	name, n := d.scanEvents(&r, span.Events())
+	s := d.scanEvents(&r, span.Events())
 	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
 		if why := r.durationReason(); why != ReasonNone {
@@ -168,19 +168,19 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 			return r
 		}
 		d.compact(&r, v)
-	} else if name != "" {
+	} else if s.name != "" {
 		r.Source = SourceEvents
-		r.EventName = name
+		r.EventName = s.name
 		if why := r.durationReason(); why != ReasonNone {
 			d.invalid(&r, why)
 			return r
 		}
-		d.events(&r, span.Events(), name, n)
+		d.events(&r, span.Events(), s)
 	}
 	if !r.Valid {
 		return r
 	}
-	n = r.Timeline.Len()
+	n := r.Timeline.Len()
 	r.Complete = n > 0
 	if r.Source == SourceEvents && span.DroppedEventsCount() != 0 {
 		r.Complete = false
@@ -196,31 +196,91 @@ func (d *Decoder) invalid(r *Result, why Reason) {
 	r.Timeline = timeline.Timeline{}
 }
 
-// scanEvents returns the highest-priority configured chunk event name present on the span and how
-// many events carry it, and notes where the first OpenInference first-token event is. It is the
-// one pass over the events before the timeline's: a span's events are read twice, not three times.
-func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) (string, int) {
-	best, count := len(d.names), 0
+// eventScan is what one pass over a span's events found.
+type eventScan struct {
+	name      string // the highest-priority configured chunk event name present, or ""
+	n         int    // how many events carry it
+	collected bool   // their arrivals are in d.pairs: the span has at most max_chunks events
+	why       Reason // the first problem among those arrivals, when collected
+	sorted    bool   // the arrivals came in time order
+	tokens    bool   // an arrival carries a token count
+}
+
+// scanEvents reads the span's events once: it notes where the first OpenInference first-token
+// event is, finds the highest-priority configured chunk event name present and counts its events,
+// and, when the span has no more events than max_chunks, collects that name's arrivals into d.pairs
+// on the way (starting over when a higher-priority name turns up). Reading each event once matters
+// in a collector: the events of a span the receiver has just decoded are cold in the caches, and
+// each pass over them pays for it again. A span with more events than max_chunks is only counted
+// here, so that a timeline too long to read costs no allocation.
+func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) eventScan {
+	s := eventScan{collected: evs.Len() <= d.maxChunks, sorted: true}
+	best := len(d.names)
+	d.pairs = d.pairs[:0]
 	for i := 0; i < evs.Len(); i++ {
-		name := evs.At(i).Name()
+		ev := evs.At(i)
+		name := ev.Name()
 		if r.firstToken < 0 && name == itlconv.OpenInferenceFirstTokenEvent {
 			r.firstToken = i
 		}
-		for j := 0; j <= best && j < len(d.names); j++ {
-			if name == d.names[j] {
-				if j == best {
-					count++
-				} else {
-					best, count = j, 1
-				}
-				break
-			}
+		j := 0
+		for j <= best && j < len(d.names) && name != d.names[j] {
+			j++
 		}
+		if j > best || j == len(d.names) {
+			continue // not a chunk event, or one of a lower priority than a name already found
+		}
+		if j < best { // a higher-priority name: start over with it
+			best, s.n, s.why, s.sorted, s.tokens = j, 0, ReasonNone, true, false
+			d.pairs = d.pairs[:0]
+		}
+		s.n++
+		if !s.collected || s.why != ReasonNone {
+			continue
+		}
+		p, hasTokens, why := arrival(r, ev)
+		if why != ReasonNone {
+			s.why = why
+			continue
+		}
+		s.tokens = s.tokens || hasTokens
+		if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
+			s.sorted = false
+		}
+		d.pairs = append(d.pairs, p)
 	}
-	if best == len(d.names) {
-		return "", 0
+	if best < len(d.names) {
+		s.name = d.names[best]
 	}
-	return d.names[best], count
+	return s
+}
+
+// arrival reads one chunk event: its offset from the span start and its token count (1 when it
+// carries none, and then false), or why it cannot be read.
+func arrival(r *Result, ev ptrace.SpanEvent) (pair, bool, Reason) {
+	ts := int64(ev.Timestamp())
+	if ts < r.Start {
+		return pair{}, false, ReasonBeforeStart
+	}
+	if ts > r.End {
+		return pair{}, false, ReasonAfterEnd
+	}
+	p := pair{off: ts - r.Start, tok: 1}
+	if ev.Attributes().Len() == 0 {
+		return p, false, ReasonNone
+	}
+	tv, ok := ev.Attributes().Get(string(itlconv.ChunkTokensKey))
+	if !ok {
+		return p, false, ReasonNone
+	}
+	if tv.Type() != pcommon.ValueTypeInt {
+		return pair{}, false, ReasonNotInteger
+	}
+	if why := chunkTokensReason(tv.Int()); why != ReasonNone {
+		return pair{}, false, why
+	}
+	p.tok = tv.Int()
+	return p, true, ReasonNone
 }
 
 func (d *Decoder) compact(r *Result, v pcommon.Value) {
@@ -294,57 +354,46 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	r.Timeline.Tokens = d.tokens
 }
 
-// events reads the timeline from the n events named name.
-func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, name string, n int) {
-	if n > d.maxChunks {
+// events builds the timeline from the events scanEvents found, reading them again only when it
+// could not collect them on its way (a span with more events than max_chunks).
+func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
+	if s.n > d.maxChunks {
 		d.invalid(r, ReasonTooManyChunks)
 		return
 	}
-	d.pairs = slices.Grow(d.pairs[:0], n)
-	sorted, anyTokens := true, false
-	for i := range evs.Len() {
-		ev := evs.At(i)
-		if ev.Name() != name {
-			continue
-		}
-		ts := int64(ev.Timestamp())
-		if ts < r.Start {
-			d.invalid(r, ReasonBeforeStart)
-			return
-		}
-		if ts > r.End {
-			d.invalid(r, ReasonAfterEnd)
-			return
-		}
-		p := pair{off: ts - r.Start, tok: 1}
-		if ev.Attributes().Len() > 0 {
-			if tv, ok := ev.Attributes().Get(string(itlconv.ChunkTokensKey)); ok {
-				if tv.Type() != pcommon.ValueTypeInt {
-					d.invalid(r, ReasonNotInteger)
-					return
-				}
-				if why := chunkTokensReason(tv.Int()); why != ReasonNone {
-					d.invalid(r, why)
-					return
-				}
-				p.tok, anyTokens = tv.Int(), true
+	if !s.collected {
+		d.pairs = slices.Grow(d.pairs[:0], s.n)
+		s.sorted, s.tokens = true, false
+		for i := range evs.Len() {
+			ev := evs.At(i)
+			if ev.Name() != s.name {
+				continue
 			}
+			p, hasTokens, why := arrival(r, ev)
+			if why != ReasonNone {
+				d.invalid(r, why)
+				return
+			}
+			s.tokens = s.tokens || hasTokens
+			if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
+				s.sorted = false
+			}
+			d.pairs = append(d.pairs, p)
 		}
-		if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
-			sorted = false
-		}
-		d.pairs = append(d.pairs, p)
+	} else if s.why != ReasonNone {
+		d.invalid(r, s.why)
+		return
 	}
-	if !sorted { // the order of events on a span means nothing
+	if !s.sorted { // the order of events on a span means nothing
 		slices.SortStableFunc(d.pairs, func(a, b pair) int { return cmp.Compare(a.off, b.off) })
 	}
-	n = len(d.pairs)
+	n := len(d.pairs)
 	d.offsets = slices.Grow(d.offsets[:0], n)[:n]
 	for i, p := range d.pairs {
 		d.offsets[i] = p.off
 	}
 	r.Timeline = timeline.Timeline{Offsets: d.offsets}
-	if anyTokens {
+	if s.tokens {
 		d.tokens = slices.Grow(d.tokens[:0], n)[:n]
 		for i, p := range d.pairs {
 			d.tokens[i] = p.tok

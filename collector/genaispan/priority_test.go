@@ -1,6 +1,8 @@
 package genaispan_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -63,5 +65,94 @@ func TestEventNamePriority(t *testing.T) {
 				k++
 			}
 		})
+	}
+}
+
+// TestEventProblemsFollowTheNameRead: a problem on an event of a lower-priority name does not
+// invalidate the timeline read from a higher-priority one, wherever it comes; a problem on the name
+// read does, with its reason; and a span with more events than max_chunks (read in two passes)
+// gives the same answers as one with fewer (read in one).
+func TestEventProblemsFollowTheNameRead(t *testing.T) {
+	names := itlconv.DefaultChunkEventNames
+	start := pcommon.Timestamp(1_000_000_000)
+	type ev struct {
+		name string
+		at   int64 // ns from the start; negative is before it
+		tok  any   // nil: no token attribute
+	}
+	build := func(evs []ev, padding int) ptrace.Span {
+		s := ptrace.NewSpan()
+		s.SetStartTimestamp(start)
+		s.SetEndTimestamp(start + 1_000_000_000)
+		for _, e := range evs {
+			x := s.Events().AppendEmpty()
+			x.SetName(e.name)
+			x.SetTimestamp(pcommon.Timestamp(int64(start) + e.at))
+			switch v := e.tok.(type) {
+			case int:
+				x.Attributes().PutInt(string(itlconv.ChunkTokensKey), int64(v))
+			case string:
+				x.Attributes().PutStr(string(itlconv.ChunkTokensKey), v)
+			}
+		}
+		for range padding { // events of no interest, to pass max_chunks in total
+			s.Events().AppendEmpty().SetName("log")
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name   string
+		evs    []ev
+		chunks int
+		tokens bool
+		reason genaispan.Reason
+	}{
+		{"lower name before start, then the best", []ev{{names[1], -5, nil}, {names[0], 10, nil}, {names[0], 20, nil}}, 2, false, ""},
+		{"lower name past the end, after the best", []ev{{names[0], 10, nil}, {names[1], 2_000_000_000, nil}, {names[0], 20, nil}}, 2, false, ""},
+		{"lower name with bad tokens", []ev{{names[2], 10, "x"}, {names[0], 10, 2}, {names[0], 20, nil}}, 2, true, ""},
+		{"best name before start", []ev{{names[0], 10, nil}, {names[0], -1, nil}}, 0, false, genaispan.ReasonBeforeStart},
+		{"best name past the end", []ev{{names[1], 10, nil}, {names[0], 2_000_000_000, nil}}, 0, false, genaispan.ReasonAfterEnd},
+		{"best name, tokens not an integer", []ev{{names[0], 10, "3"}}, 0, false, genaispan.ReasonNotInteger},
+		{"best name, negative tokens", []ev{{names[0], 10, -1}}, 0, false, genaispan.ReasonNegativeTokens},
+		{"out of order, with tokens", []ev{{names[0], 30, 3}, {names[0], 10, nil}, {names[0], 20, 2}}, 3, true, ""},
+	} {
+		for _, padding := range []int{0, 8} {
+			t.Run(fmt.Sprintf("%s/padding=%d", tc.name, padding), func(t *testing.T) {
+				// max_chunks 6: 8 padding events make the span too long to collect in one pass.
+				c := genaispan.New(genaispan.Config{MaxChunks: 6}).Read(build(tc.evs, padding), true)
+				if c.Reason != tc.reason || c.Timeline.Len() != tc.chunks || (c.Timeline.Tokens != nil) != tc.tokens {
+					t.Fatalf("%d chunks, tokens %v, reason %q; want %d chunks, tokens %v, reason %q",
+						c.Timeline.Len(), c.Timeline.Tokens != nil, c.Reason, tc.chunks, tc.tokens, tc.reason)
+				}
+				if !slices.IsSorted(c.Timeline.Offsets) {
+					t.Errorf("offsets %v not in time order", c.Timeline.Offsets)
+				}
+			})
+		}
+	}
+}
+
+// TestTooManyChunkEventsAllocateNothing: a span whose chunk events exceed max_chunks is rejected
+// without the decoder allocating for its timeline.
+func TestTooManyChunkEventsAllocateNothing(t *testing.T) {
+	s := ptrace.NewSpan()
+	s.SetStartTimestamp(1_000_000_000)
+	s.SetEndTimestamp(2_000_000_000)
+	for i := range 5000 {
+		ev := s.Events().AppendEmpty()
+		ev.SetName(itlconv.ChunkEventName)
+		ev.SetTimestamp(pcommon.Timestamp(1_000_000_000 + i))
+	}
+	d := genaispan.New(genaispan.Config{MaxChunks: 1000})
+	allocs := testing.AllocsPerRun(5, func() {
+		if c := d.Read(s, true); c.Reason != genaispan.ReasonTooManyChunks {
+			t.Fatalf("reason %q, want %q", c.Reason, genaispan.ReasonTooManyChunks)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations for a timeline too long to read", allocs)
+	}
+	if got := testing.AllocsPerRun(1, func() { genaispan.New(genaispan.Config{MaxChunks: 1000}).Read(s, true) }); got > 5 {
+		t.Errorf("a fresh decoder allocated %v times for it: the timeline was collected", got)
 	}
 }

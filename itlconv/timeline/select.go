@@ -34,8 +34,10 @@ func (t Timeline) gapPercentiles(buf []int64) (maxGap float64, p [len(gapQuantil
 	return Seconds(buf[n-1]), p, buf
 }
 
-// selectRanks reorders a so that a[r] holds the value a sort would put there, for every r in ranks
-// (in any order, repeats allowed): quickselect that splits only the parts holding a rank to place.
+// selectRanks rearranges a so that each index in ranks holds the value a sort would put there.
+// Each step splits a part that holds a wanted rank three ways around a pivot (the median of its
+// first, middle and last values): below, equal, above. The equal run is in place, and only the
+// parts that still hold a wanted rank are split again; short parts are sorted directly.
 func selectRanks(a []int64, ranks []int) {
 	lo, hi := 0, len(a)-1
 	var stack [64][2]int
@@ -45,10 +47,10 @@ func selectRanks(a []int64, ranks []int) {
 			if hi-lo < 12 {
 				insertionSort(a[lo : hi+1])
 			} else if sp < len(stack) {
-				p := partition(a, lo, hi) // a[p] is in place
-				stack[sp] = [2]int{p + 1, hi}
+				i, j := partition3(a, lo, hi) // a[i:j] equal the pivot, in place
+				stack[sp] = [2]int{j, hi}
 				sp++
-				hi = p - 1
+				hi = i - 1
 				continue
 			} else {
 				insertionSort(a[lo : hi+1]) // a pathological depth: finish this part directly
@@ -62,6 +64,7 @@ func selectRanks(a []int64, ranks []int) {
 	}
 }
 
+// hasRank reports whether a wanted rank lies in [lo, hi].
 func hasRank(ranks []int, lo, hi int) bool {
 	for _, r := range ranks {
 		if r >= lo && r <= hi {
@@ -71,35 +74,30 @@ func hasRank(ranks []int, lo, hi int) bool {
 	return false
 }
 
-// partition splits a[lo..hi] (at least 3 values) around a median-of-three pivot and returns the
-// pivot's final index: every value before it is <= it, every value after it is >= it.
-func partition(a []int64, lo, hi int) int {
-	mid := lo + (hi-lo)/2
-	if a[mid] < a[lo] {
-		a[mid], a[lo] = a[lo], a[mid]
+// partition3 rearranges a[lo:hi+1] into a[lo:i] below the pivot, a[i:j] equal to it and a[j:hi+1]
+// above it, and returns i and j; the pivot is one of the values, so j > i and both other parts are
+// shorter than the whole. Gaps in random order make a comparison's branch unpredictable, and a
+// mispredicted branch costs more than the comparison: both passes therefore swap every element and
+// advance the boundary by the comparison's result as a number (the sign of a difference: the gaps
+// of a timeline lie within MaxDuration of each other, far from overflowing).
+func partition3(a []int64, lo, hi int) (i, j int) {
+	x, y, z := a[lo], a[lo+(hi-lo)/2], a[hi]
+	pivot := max(min(x, y), min(max(x, y), z))
+	part := a[lo : hi+1]
+	n := 0
+	for k, v := range part { // below the pivot to the front
+		part[k] = part[n]
+		part[n] = v
+		n += int(uint64(v-pivot) >> 63)
 	}
-	if a[hi] < a[lo] {
-		a[hi], a[lo] = a[lo], a[hi]
+	m := n
+	for k := n; k < len(part); k++ { // then the values equal to it (at most the pivot, of those left)
+		v := part[k]
+		part[k] = part[m]
+		part[m] = v
+		m += int(uint64(pivot-v)>>63) ^ 1
 	}
-	if a[hi] < a[mid] {
-		a[hi], a[mid] = a[mid], a[hi]
-	}
-	// a[lo] <= a[mid] <= a[hi]: the median goes to hi-1 as the pivot; lo and hi bound the scans.
-	a[mid], a[hi-1] = a[hi-1], a[mid]
-	pivot := a[hi-1]
-	i, j := lo, hi-1
-	for {
-		for i++; a[i] < pivot; i++ {
-		}
-		for j--; a[j] > pivot; j-- {
-		}
-		if i >= j {
-			break
-		}
-		a[i], a[j] = a[j], a[i]
-	}
-	a[i], a[hi-1] = a[hi-1], a[i]
-	return i
+	return lo + n, lo + m
 }
 
 func insertionSort(a []int64) {
