@@ -69,9 +69,6 @@ service:
 type hostileCase struct {
 	name  string
 	shape func(s ptrace.Span)
-	// pending names the component fix the case waits for; the case then runs only in
-	// TestHostileCorpusPendingComponentFixes.
-	pending string
 }
 
 // processorKeys are the attributes the itl processor owns: it may add them, or overwrite them.
@@ -176,43 +173,12 @@ func hostileCorpus() []hostileCase {
 	}
 }
 
-// pendingHostile names the cases that fail until the components are hardened, with the fix each
-// needs. Filled from the first run; the lead removes an entry with its fix.
-var pendingHostile = map[string]string{}
-
 // TestHostileCorpus replays the corpus through the built collector: every span must come out
 // byte-identical except for the attributes the itl processor adds (and those it owns), every value
 // the processor adds must be finite, and every metric value the connector derives must be finite.
-// Cases listed in pendingHostile run only in TestHostileCorpusPendingComponentFixes.
 func TestHostileCorpus(t *testing.T) {
 	requireE2E(t)
-	var cases []hostileCase
-	for _, c := range hostileCorpus() {
-		if pendingHostile[c.name] == "" {
-			cases = append(cases, c)
-		}
-	}
-	replayHostile(t, cases)
-}
-
-// TestHostileCorpusPendingComponentFixes replays the cases that still fail, each naming the component
-// fix it needs; it runs only with OTELITL_HOSTILE_PENDING=1 and is expected to fail until then.
-func TestHostileCorpusPendingComponentFixes(t *testing.T) {
-	requireE2E(t)
-	if os.Getenv("OTELITL_HOSTILE_PENDING") != "1" {
-		t.Skip("the hostile cases awaiting a component fix: set OTELITL_HOSTILE_PENDING=1 to run them")
-	}
-	var cases []hostileCase
-	for _, c := range hostileCorpus() {
-		if fix := pendingHostile[c.name]; fix != "" {
-			c.pending = fix
-			cases = append(cases, c)
-		}
-	}
-	if len(cases) == 0 {
-		t.Skip("no hostile case awaits a component fix")
-	}
-	replayHostile(t, cases)
+	replayHostile(t, hostileCorpus())
 }
 
 // baseSpan writes a valid generation span of the case: 4 chunks in the compact encoding.
@@ -310,11 +276,11 @@ func replayHostile(t *testing.T, cases []hostileCase) {
 		name := names[id]
 		got, ok := received[id]
 		if !ok {
-			failCase(t, cases, name, "the span did not come out of the collector")
+			failCase(t, name, "the span did not come out of the collector")
 			continue
 		}
 		if msg := compareHostile(want, got); msg != "" {
-			failCase(t, cases, name, msg)
+			failCase(t, name, msg)
 		}
 	}
 	// Every metric value the connector derived, by the case (model) it came from.
@@ -330,7 +296,7 @@ func replayHostile(t *testing.T, cases []hostileCase) {
 		})
 	}
 	for model, whats := range bad {
-		failCase(t, cases, model, fmt.Sprintf("non-finite metric values: %s", strings.Join(firstN(whats, 6), "; ")))
+		failCase(t, model, fmt.Sprintf("non-finite metric values: %s", strings.Join(firstN(whats, 6), "; ")))
 	}
 	// The harness itself: the processor annotated the valid spans, and the connector's metrics of
 	// every case were read.
@@ -370,15 +336,9 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
-// failCase fails the test for a case, naming the component fix it waits for when it is pending.
-func failCase(t *testing.T, cases []hostileCase, name, msg string) {
+// failCase fails the test for a case.
+func failCase(t *testing.T, name, msg string) {
 	t.Helper()
-	for _, c := range cases {
-		if c.name == name && c.pending != "" {
-			t.Errorf("%s (needs the component fix: %s): %s", name, c.pending, msg)
-			return
-		}
-	}
 	t.Errorf("%s: %s", name, msg)
 }
 
