@@ -243,16 +243,22 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) eventScan {
 			s.why = why
 			continue
 		}
-		s.tokens = s.tokens || hasTokens
-		if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
-			s.sorted = false
-		}
-		d.pairs = append(d.pairs, p)
+		d.add(&s, p, hasTokens)
 	}
 	if best < len(d.names) {
 		s.name = d.names[best]
 	}
 	return s
+}
+
+// add appends an arrival to d.pairs, noting whether the arrivals are still in time order and
+// whether any carries a token count.
+func (d *Decoder) add(s *eventScan, p pair, hasTokens bool) {
+	s.tokens = s.tokens || hasTokens
+	if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
+		s.sorted = false
+	}
+	d.pairs = append(d.pairs, p)
 }
 
 // arrival reads one chunk event: its offset from the span start and its token count (1 when it
@@ -374,11 +380,7 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
 				d.invalid(r, why)
 				return
 			}
-			s.tokens = s.tokens || hasTokens
-			if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
-				s.sorted = false
-			}
-			d.pairs = append(d.pairs, p)
+			d.add(&s, p, hasTokens)
 		}
 	} else if s.why != ReasonNone {
 		d.invalid(r, s.why)
