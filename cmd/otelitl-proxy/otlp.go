@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
-// tracing returns the TracerProvider of fakellm's SERVER generation spans: an OTLP exporter
+// tracing returns the TracerProvider of otelitl-proxy's CLIENT generation spans: an OTLP exporter
 // configured by the standard OTEL_EXPORTER_OTLP_* variables when an endpoint variable is set, and
 // a no-op provider otherwise. shutdown flushes the spans.
 func tracing(ctx context.Context, service string) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
@@ -47,7 +47,7 @@ func tracing(ctx context.Context, service string) (tp trace.TracerProvider, shut
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter: %w", err)
 	}
-	res, _ := sdkresource.Merge(sdkresource.Default(), sdkresource.NewSchemaless(sdkresource.Default().Attributes()...))
+	res := sdkresource.Default() // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME included
 	if os.Getenv("OTEL_SERVICE_NAME") == "" {
 		res, _ = sdkresource.Merge(res, sdkresource.NewSchemaless(serviceName(service)))
 	}

@@ -47,7 +47,7 @@ func tracing(ctx context.Context, service string) (tp trace.TracerProvider, shut
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter: %w", err)
 	}
-	res, _ := sdkresource.Merge(sdkresource.Default(), sdkresource.NewSchemaless(sdkresource.Default().Attributes()...))
+	res := sdkresource.Default() // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME included
 	if os.Getenv("OTEL_SERVICE_NAME") == "" {
 		res, _ = sdkresource.Merge(res, sdkresource.NewSchemaless(serviceName(service)))
 	}
