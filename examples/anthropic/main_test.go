@@ -3,26 +3,13 @@ package main
 import (
 	"bytes"
 	"net"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
+	"github.com/otelitl/itl/examples/internal/demo/demotest"
 )
-
-// checkOutput checks what the example printed: one generation span with its TTFT and gap figures
-// in milliseconds.
-func checkOutput(t *testing.T, out string) {
-	t.Helper()
-	if n := len(regexp.MustCompile(`(?m)^span "chat fake-claude"`).FindAllString(out, -1)); n != 1 {
-		t.Errorf("%d spans described, want 1:\n%s", n, out)
-	}
-	if !regexp.MustCompile(`(?m)^  gen_ai\.response\.time_to_first_chunk +\d+(\.\d+)? ms$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^  otelitl\.chunk\.gap\.p99 +\d+(\.\d+)? ms$`).MatchString(out) || regexp.MustCompile(`\d\.\d{4,}`).MatchString(out) {
-		t.Errorf("the TTFT and gaps are not in milliseconds:\n%s", out)
-	}
-}
 
 // TestRun runs the example end to end against a fakellm inside it and an embedded collector.
 func TestRun(t *testing.T) {
@@ -31,7 +18,7 @@ func TestRun(t *testing.T) {
 	if err := run("fake-claude", &out); err != nil {
 		t.Fatal(err)
 	}
-	checkOutput(t, out.String())
+	demotest.CheckOutput(t, out.String(), "fake-claude", 1)
 }
 
 // TestStandalone runs the example as the README does against `go run ./examples/fakellm`: a server
@@ -50,7 +37,7 @@ func TestStandalone(t *testing.T) {
 	if !strings.Contains(out.String(), "ANTHROPIC_BASE_URL="+u+": asking that server") {
 		t.Errorf("the example does not say which server it asks:\n%s", out.String())
 	}
-	checkOutput(t, out.String())
+	demotest.CheckOutput(t, out.String(), "fake-claude", 1)
 }
 
 // TestMistakes: the usual mistakes of pointing the example at a server end with a hint.

@@ -3,28 +3,13 @@ package main
 import (
 	"bytes"
 	"net"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
+	"github.com/otelitl/itl/examples/internal/demo/demotest"
 )
-
-// checkOutput checks what the example printed: spans generation spans, each with its TTFT and gap
-// figures in milliseconds.
-func checkOutput(t *testing.T, out string, spans int) {
-	t.Helper()
-	if n := len(regexp.MustCompile(`(?m)^span "chat `).FindAllString(out, -1)); n != spans {
-		t.Errorf("%d spans described, want %d:\n%s", n, spans, out)
-	}
-	if n := len(regexp.MustCompile(`(?m)^  gen_ai\.response\.time_to_first_chunk +\d+(\.\d+)? ms$`).FindAllString(out, -1)); n != spans {
-		t.Errorf("%d TTFTs in milliseconds, want %d:\n%s", n, spans, out)
-	}
-	if !regexp.MustCompile(`(?m)^  otelitl\.chunk\.gap\.p99 +\d+(\.\d+)? ms$`).MatchString(out) || regexp.MustCompile(`\d\.\d{4,}`).MatchString(out) {
-		t.Errorf("the gaps are not in milliseconds:\n%s", out)
-	}
-}
 
 // TestRun runs the example end to end against a fakellm inside it and an embedded collector.
 func TestRun(t *testing.T) {
@@ -36,7 +21,7 @@ func TestRun(t *testing.T) {
 	if !strings.Contains(out.String(), "no OPENAI_BASE_URL set: asking a fakellm started inside this example") {
 		t.Errorf("the example does not say which server it asks:\n%s", out.String())
 	}
-	checkOutput(t, out.String(), 2)
+	demotest.CheckOutput(t, out.String(), "fake-gpt", 2)
 }
 
 // TestStandalone runs the example as the README does against `go run ./examples/fakellm`: a server
@@ -56,7 +41,7 @@ func TestStandalone(t *testing.T) {
 	if !strings.Contains(out.String(), "OPENAI_BASE_URL="+u+"/v1: asking that server") {
 		t.Errorf("the example does not say which server it asks:\n%s", out.String())
 	}
-	checkOutput(t, out.String(), 2)
+	demotest.CheckOutput(t, out.String(), "fake-gpt", 2)
 }
 
 // TestMistakes: the usual mistakes of pointing the example at a server end with a hint.
