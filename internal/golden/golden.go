@@ -102,16 +102,11 @@ func Load(t testing.TB) Set {
 	return set
 }
 
-// ReadTraces reads one OTLP/JSON file.
+// ReadTraces reads one OTLP/JSON file holding exactly one span.
 func ReadTraces(path string) (ptrace.Traces, error) {
-	b, err := os.ReadFile(path)
+	td, err := readOTLP(path)
 	if err != nil {
 		return ptrace.Traces{}, err
-	}
-	var u ptrace.JSONUnmarshaler
-	td, err := u.UnmarshalTraces(b)
-	if err != nil {
-		return ptrace.Traces{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if td.SpanCount() != 1 {
 		return ptrace.Traces{}, fmt.Errorf("%s: want one span, got %d", path, td.SpanCount())
@@ -177,6 +172,18 @@ func LoadForeign(t testing.TB) []ForeignCase {
 
 // ReadAllTraces reads one OTLP/JSON file with any number of spans.
 func ReadAllTraces(path string) (ptrace.Traces, error) {
+	td, err := readOTLP(path)
+	if err != nil {
+		return ptrace.Traces{}, err
+	}
+	if td.SpanCount() == 0 {
+		return ptrace.Traces{}, fmt.Errorf("%s: no spans", path)
+	}
+	return td, nil
+}
+
+// readOTLP reads an OTLP/JSON traces file.
+func readOTLP(path string) (ptrace.Traces, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ptrace.Traces{}, err
@@ -185,9 +192,6 @@ func ReadAllTraces(path string) (ptrace.Traces, error) {
 	td, err := u.UnmarshalTraces(b)
 	if err != nil {
 		return ptrace.Traces{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if td.SpanCount() == 0 {
-		return ptrace.Traces{}, fmt.Errorf("%s: no spans", path)
 	}
 	return td, nil
 }
