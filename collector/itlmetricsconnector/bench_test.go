@@ -85,3 +85,30 @@ func BenchmarkReadFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkObserveGaps is the histogram's share of BenchmarkConsumeTraces: observeGaps alone, on
+// the same replies' offsets, already decoded.
+func BenchmarkObserveGaps(b *testing.B) {
+	const spans, chunks = 100, 200
+	td := benchspans.Traces(spans, chunks, true)
+	var offsets [][]int64
+	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+		v, _ := span.Attributes().Get(string(itlconv.ChunkOffsetsKey))
+		offs := make([]int64, v.Slice().Len())
+		for i := range offs {
+			offs[i] = itlconv.Nanos(v.Slice().At(i).Int())
+		}
+		offsets = append(offsets, offs)
+	})
+	h := newExplicit(newBounds(itlconv.GapBuckets), 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, o := range offsets {
+			h.observeGaps(o)
+		}
+	}
+	if h.count() == 0 {
+		b.Fatal("observed nothing")
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(spans*(chunks-1)), "ns/gap")
+}

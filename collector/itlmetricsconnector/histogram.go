@@ -105,23 +105,39 @@ type hist interface {
 }
 
 // bounds are a histogram's explicit boundaries, with what the per-gap loop needs to find a gap's
-// bucket on integers in a step or two:
+// bucket on integers, without a search:
 //   - ns[i] is the largest number of nanoseconds whose value in seconds (timeline.Seconds) is at
 //     most b[i], so that a gap of g ns falls in the first bucket i with g <= ns[i], exactly where
 //     the float comparison with b would put it; ns ends with math.MaxInt64, which no gap exceeds,
-//     so that the search needs no length check;
-//   - start[k] is where the search starts for a gap of key k (its bit length and the three bits
-//     after its leading one, an eighth of an octave): the count of thresholds below the smallest
-//     gap of that key, every one of them below any gap of the key.
+//     so that no step needs a length check;
+//   - lin[c] is the count of thresholds below the smallest gap of cell c, the gaps from c<<linShift
+//     to (c+1)<<linShift - 1, for the gaps below linLimit. linShift is the largest that leaves at
+//     most one threshold inside any cell, so that a gap's bucket is lin[c] plus one comparison,
+//     added without a branch (a branch would be mispredicted for about half the gaps that share
+//     a cell with a threshold). For the default gap boundaries the cells are 1.05 ms wide and
+//     cover the gaps up to 4.3 s, which is nearly every gap;
+//   - start[k] is where a search starts for a larger gap of key k (its bit length and the three
+//     bits after its leading one, an eighth of an octave): the count of thresholds below the
+//     smallest gap of that key, every one of them below any gap of the key.
 type bounds struct {
-	b     []float64
-	ns    [tableSize]int64 // the thresholds, then math.MaxInt64 to the end
-	start [tableSize]uint16
+	b        []float64
+	ns       [tableSize]int64 // the thresholds, then math.MaxInt64 to the end
+	lin      [linSize]uint8
+	linShift uint
+	linLimit uint64 // 0 when more than 255 boundaries do not fit lin's counts
+	start    [tableSize]uint16
 }
 
 // tableSize holds every key (64 bit lengths, 8 eighths each) and every threshold (at most 256
 // boundaries and the sentinel): indexes masked with tableSize-1 need no bounds check.
 const tableSize = 64 << 3
+
+// linSize is the number of cells of the linear table: 4 KiB, which stays in the L1 cache.
+const linSize = 1 << 12
+
+// maxLinShift bounds the cells' width (2^40 ns is 18 minutes): wider cells would cover gaps no
+// timeline holds.
+const maxLinShift = 40
 
 func newBounds(b []float64) *bounds {
 	bs := &bounds{b: b}
@@ -142,7 +158,31 @@ func newBounds(b []float64) *bounds {
 		}
 		bs.start[k] = uint16(n)
 	}
+	if len(b) < math.MaxUint8 {
+		// Cells 2 ns wide always pass: a gap can exceed only the smaller of its cell's two values.
+		for shift := uint(maxLinShift); !bs.fillLinear(shift) && shift > 1; shift-- {
+		}
+	}
 	return bs
+}
+
+// fillLinear fills the linear table with cells 2^shift ns wide, and reports whether every cell
+// holds at most one threshold that a gap of the cell can exceed. It sets linLimit only then.
+func (bs *bounds) fillLinear(shift uint) bool {
+	n := 0
+	for c := range bs.lin {
+		low := int64(c) << shift
+		for n < len(bs.b) && bs.ns[n] < low {
+			n++
+		}
+		// the largest gap of the cell exceeds threshold n+1 too: more than one step
+		if high := int64(c+1)<<shift - 1; bs.ns[n+1] < high {
+			return false
+		}
+		bs.lin[c] = uint8(n)
+	}
+	bs.linShift, bs.linLimit = shift, uint64(linSize)<<shift
+	return true
 }
 
 // gapKey is the table key of a gap of ns >= 0 nanoseconds: its bit length, and the three bits that
@@ -193,11 +233,35 @@ func maxNanos(x float64) int64 {
 
 // gapBucket returns bucket(b, Seconds(ns)) for ns >= 0.
 func (bs *bounds) gapBucket(ns int64) int {
+	if uint64(ns) < bs.linLimit {
+		return bs.linBucket(ns)
+	}
+	return bs.searchBucket(ns)
+}
+
+// linBucket is gapBucket for a gap below linLimit: one look-up and one comparison. It is small
+// enough to be inlined into the per-gap loop, which gapBucket is not.
+func (bs *bounds) linBucket(ns int64) int {
+	// The shift is masked so that the compiler emits a bare shift: linShift is at most 40.
+	i := int(bs.lin[(ns>>(bs.linShift&63))&(linSize-1)])
+	return i + b2i(bs.ns[i&(tableSize-1)] < ns)
+}
+
+// searchBucket is gapBucket from the key table, for any gap.
+func (bs *bounds) searchBucket(ns int64) int {
 	i := int(bs.start[gapKey(ns)&(tableSize-1)])
 	for bs.ns[i&(tableSize-1)] < ns {
 		i++
 	}
 	return i
+}
+
+// b2i is 1 for true and 0 for false; the compiler makes it a flag read, not a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type explicitHist struct {
@@ -242,8 +306,9 @@ func bucket(bounds []float64, v float64) int {
 	return lo
 }
 
-// observeGaps is the connector's hot loop: per gap, a subtraction, a table look-up and a step or
-// two over integer thresholds, and the count. The gaps' sum is the span of the arrivals, and
+// observeGaps is the connector's hot loop: per gap, a subtraction, a table look-up, one comparison
+// with an integer threshold, and the count (gapBucket, written out so that the common case is
+// inlined). The gaps' sum is the span of the arrivals, and
 // their minimum and maximum are kept on integers, converted once per span.
 func (h *explicitHist) observeGaps(offsets []int64) {
 	n := len(offsets)
@@ -256,7 +321,11 @@ func (h *explicitHist) observeGaps(offsets []int64) {
 	for _, off := range offsets[1:] {
 		ns := off - prev
 		prev = off
-		counts[bs.gapBucket(ns)]++
+		if uint64(ns) < bs.linLimit {
+			counts[bs.linBucket(ns)]++
+		} else {
+			counts[bs.searchBucket(ns)]++
+		}
 		lo = min(lo, ns)
 		hi = max(hi, ns)
 	}

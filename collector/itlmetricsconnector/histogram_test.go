@@ -13,7 +13,7 @@ import (
 func TestGapBucketMatchesBinarySearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, b := range [][]float64{itlconv.GapBuckets, itlconv.DurationBuckets, itlconv.TokenBuckets, itlconv.ServerTPOTBuckets,
-		itlconv.ServerTTFTBuckets, {0.0000001, 3.3333}, {-1, 1e-9, 1.5e-9, 0.1 + 0.2, 1e300}} {
+		itlconv.ServerTTFTBuckets, {0.0000001, 3.3333}, {-1, 1e-9, 1.5e-9, 0.1 + 0.2, 1e300}, {0.0100, 0.0101, 0.0102}, manyBounds(256), manyBounds(254)} {
 		bs := newBounds(b)
 		check := func(ns int64) {
 			v := timeline.Seconds(ns)
@@ -35,4 +35,30 @@ func TestGapBucketMatchesBinarySearch(t *testing.T) {
 		check(0)
 		check(1<<63 - 1)
 	}
+}
+
+// TestLinearTableCoversTheGaps checks the reach of gapBucket's linear table: with the default gap
+// boundaries, every gap up to 4.3 s takes it (cells of 2^20 ns, 1.05 ms: none holds two of the
+// thresholds 1, 2, 5, 7.5 and 10 ms); thresholds 1 ns apart leave cells of 2 ns, the narrowest a
+// search ever needs; more than 254 boundaries leave the search alone.
+// TestGapBucketMatchesBinarySearch checks the buckets themselves on every path.
+func TestLinearTableCoversTheGaps(t *testing.T) {
+	if bs := newBounds(itlconv.GapBuckets); bs.linShift != 20 || bs.linLimit != 1<<32 {
+		t.Errorf("gap boundaries: cells of 2^%d ns up to %d ns, want 2^20 up to 2^32", bs.linShift, bs.linLimit)
+	}
+	if bs := newBounds([]float64{1e-9, 2e-9, 3e-9, 4e-9}); bs.linShift != 1 {
+		t.Errorf("boundaries 1 ns apart: cells of 2^%d ns, want 2^1", bs.linShift)
+	}
+	if bs := newBounds(manyBounds(256)); bs.linLimit != 0 {
+		t.Errorf("256 boundaries: linear table up to %d ns, want none", bs.linLimit)
+	}
+}
+
+// manyBounds returns n boundaries 1 ms apart.
+func manyBounds(n int) []float64 {
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = float64(i+1) / 1000
+	}
+	return b
 }
