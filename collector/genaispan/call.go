@@ -123,7 +123,8 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 		c.reject(c.Reason)
 	}
 
-	in := timeline.Input{Complete: c.Complete, StallThreshold: d.stall, Percentiles: percentiles}
+	in := timeline.Input{Complete: c.Complete, StallThreshold: d.stall, Percentiles: percentiles,
+		GapStats: c.gaps, HasGapStats: c.hasGaps}
 	if !c.Complete && durationBad == ReasonNone && c.Valid {
 		ttft, src, why := d.ttft(c, span)
 		c.reject(why)

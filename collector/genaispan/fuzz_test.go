@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
 )
 
 // spanFrom builds a span from fuzz bytes: every byte pair chooses what the next element is (an
@@ -93,7 +94,8 @@ func FuzzDecode(f *testing.F) {
 			return // timestamps are unsigned nanoseconds since the epoch
 		}
 		span := spanFrom(start, dur, data)
-		d := genaispan.New(genaispan.Config{MaxChunks: 1000})
+		const stall = 20 * time.Millisecond // short, so that both sides of it are reached
+		d := genaispan.New(genaispan.Config{MaxChunks: 1000, StallThreshold: stall})
 		r := d.Read(span, true)
 		if !r.Valid {
 			if r.Reason == "" || r.Timeline.Len() != 0 || r.Complete {
@@ -118,6 +120,12 @@ func FuzzDecode(f *testing.F) {
 		}
 		if fig.HasGaps && (fig.P50 > fig.P90 || fig.P90 > fig.P99 || fig.P99 > fig.MaxGap) {
 			t.Fatalf("percentiles out of order: %+v", fig)
+		}
+		// The decoder counts the gaps' statistics as it reads the arrivals: they must be the
+		// timeline's, as a separate pass over the timeline it returns finds them.
+		want := r.Timeline.Stats(stall)
+		if fig.Stalls != want.Stalls || (fig.HasGaps && fig.MaxGap != timeline.Seconds(want.MaxNs)) {
+			t.Fatalf("stalls %d, largest gap %v; the timeline has %d, %v", fig.Stalls, fig.MaxGap, want.Stalls, timeline.Seconds(want.MaxNs))
 		}
 	})
 }

@@ -77,8 +77,9 @@ type Decoder struct {
 	fields  fields
 	offsets []int64
 	tokens  []int64
-	pairs   []pair
-	scratch []int64 // for timeline.Compute's gaps
+	pairs   []pair    // for sorting arrivals that came out of order
+	one     [1]string // the one event name of a second pass over a span's events
+	scratch []int64   // for timeline.Compute's gaps
 	call    Call
 }
 
@@ -118,6 +119,9 @@ type Result struct {
 	Start, End int64
 
 	firstToken int // index of the first OpenInference first-token event, or -1
+	// gaps are the timeline's GapStats, counted as its arrivals were read, when hasGaps.
+	gaps    timeline.GapStats
+	hasGaps bool
 }
 
 // durationReason says why the span's start and end give no duration, or "" when they do.
@@ -160,7 +164,8 @@ func emptyResult(span ptrace.Span) Result {
 func (d *Decoder) decode(span ptrace.Span) Result {
 	r := emptyResult(span)
 	fs := &d.fields
-	s := d.scanEvents(&r, span.Events())
+	evs := span.Events()
+	s := d.scanEvents(&r, evs, d.names, evs.Len() <= d.maxChunks)
 	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
 		if why := r.durationReason(); why != ReasonNone {
@@ -193,100 +198,163 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 
 func (d *Decoder) invalid(r *Result, why Reason) {
 	r.Valid, r.Reason, r.Complete = false, why, false
-	r.Timeline = timeline.Timeline{}
+	r.Timeline, r.hasGaps = timeline.Timeline{}, false
 }
 
 // eventScan is what one pass over a span's events found.
 type eventScan struct {
-	name      string // the highest-priority configured chunk event name present, or ""
-	n         int    // how many events carry it
-	collected bool   // their arrivals are in d.pairs: the span has at most max_chunks events
-	why       Reason // the first problem among those arrivals, when collected
-	sorted    bool   // the arrivals came in time order
-	tokens    bool   // an arrival carries a token count
+	name      string            // the highest-priority chunk event name present, or ""
+	n         int               // how many events carry it
+	collected bool              // their arrivals are in d.offsets (and d.tokens, when tokens)
+	why       Reason            // the first problem among those arrivals, when collected
+	sorted    bool              // the arrivals came in time order
+	tokens    bool              // an arrival carries a token count
+	gaps      timeline.GapStats // of the arrivals collected, in the order they came
 }
 
 // scanEvents reads the span's events once: it notes where the first OpenInference first-token
-// event is, finds the highest-priority configured chunk event name present and counts its events,
-// and, when the span has no more events than max_chunks, collects that name's arrivals into d.pairs
-// on the way (starting over when a higher-priority name turns up). Reading each event once matters
-// in a collector: the events of a span the receiver has just decoded are cold in the caches, and
-// each pass over them pays for it again. A span with more events than max_chunks is only counted
-// here, so that a timeline too long to read costs no allocation.
-func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice) eventScan {
-	s := eventScan{collected: evs.Len() <= d.maxChunks, sorted: true}
-	best := len(d.names)
-	d.pairs = d.pairs[:0]
-	for i := 0; i < evs.Len(); i++ {
+// event is, finds the highest-priority name of names present and counts its events, and, when
+// collect is true, collects that name's arrivals on the way into d.offsets, and their token counts
+// into d.tokens once one carries any (starting over when a higher-priority name turns up). Reading
+// each event once matters in a collector: the events of a span the receiver has just decoded are
+// cold in the caches, and each pass over them pays for it again. The decoder collects when the
+// span has no more events than max_chunks, so that a timeline too long to read costs no
+// allocation; a span with more events, but not more chunk events, takes a second pass (events).
+//
+// The loop keeps what it tracks in local variables, not in the Decoder or the scan, so that they
+// stay in registers: it runs once per event of every span.
+func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []string, collect bool) eventScan {
+	n := evs.Len()
+	best := len(names)
+	count, why, sorted, hasTokens := 0, ReasonNone, true, false
+	start, end, prev, firstToken := r.Start, r.End, int64(0), -1
+	var gaps timeline.GapStats // of the arrivals in the order they came: the timeline's when sorted
+	th := int64(d.stall)
+	offs, toks := d.offsets[:0], d.tokens[:0]
+	if collect {
+		offs = slices.Grow(offs, n)
+	}
+	for i := range n {
 		ev := evs.At(i)
 		name := ev.Name()
-		if r.firstToken < 0 && name == itlconv.OpenInferenceFirstTokenEvent {
-			r.firstToken = i
+		if firstToken < 0 && name == itlconv.OpenInferenceFirstTokenEvent {
+			firstToken = i
 		}
 		j := 0
-		for j <= best && j < len(d.names) && name != d.names[j] {
+		for j <= best && j < len(names) && name != names[j] {
 			j++
 		}
-		if j > best || j == len(d.names) {
+		if j > best || j == len(names) {
 			continue // not a chunk event, or one of a lower priority than a name already found
 		}
 		if j < best { // a higher-priority name: start over with it
-			best, s.n, s.why, s.sorted, s.tokens = j, 0, ReasonNone, true, false
-			d.pairs = d.pairs[:0]
+			best, count, why, sorted, hasTokens = j, 0, ReasonNone, true, false
+			offs, toks, gaps = offs[:0], toks[:0], timeline.GapStats{}
 		}
-		s.n++
-		if !s.collected || s.why != ReasonNone {
+		count++
+		if !collect || why != ReasonNone {
 			continue
 		}
-		p, hasTokens, why := arrival(r, ev)
-		if why != ReasonNone {
-			s.why = why
+		ts := int64(ev.Timestamp())
+		switch {
+		case ts < start:
+			why = ReasonBeforeStart
+			continue
+		case ts > end:
+			why = ReasonAfterEnd
 			continue
 		}
-		d.add(&s, p, hasTokens)
+		off := ts - start
+		if len(offs) > 0 {
+			gaps.Add(off-prev, th)
+		}
+		if off < prev {
+			sorted = false
+		}
+		prev = off
+		tok := int64(1)
+		if ev.Attributes().Len() != 0 {
+			var carries bool
+			if tok, carries, why = chunkTokens(ev); why != ReasonNone {
+				continue
+			}
+			if carries && !hasTokens { // the first count: the arrivals before carried none, 1 each
+				hasTokens = true
+				toks = slices.Grow(toks[:0], n)
+				for range offs {
+					toks = append(toks, 1)
+				}
+			}
+		}
+		offs = append(offs, off)
+		if hasTokens {
+			toks = append(toks, tok)
+		}
 	}
-	if best < len(d.names) {
-		s.name = d.names[best]
+	d.offsets, d.tokens, r.firstToken = offs, toks, firstToken
+	sc := eventScan{n: count, collected: collect, why: why, sorted: sorted, tokens: hasTokens, gaps: gaps}
+	if best < len(names) {
+		sc.name = names[best]
 	}
-	return s
+	return sc
 }
 
-// add appends an arrival to d.pairs, noting whether the arrivals are still in time order and
-// whether any carries a token count.
-func (d *Decoder) add(s *eventScan, p pair, hasTokens bool) {
-	s.tokens = s.tokens || hasTokens
-	if len(d.pairs) > 0 && p.off < d.pairs[len(d.pairs)-1].off {
-		s.sorted = false
-	}
-	d.pairs = append(d.pairs, p)
-}
-
-// arrival reads one chunk event: its offset from the span start and its token count (1 when it
-// carries none, and then false), or why it cannot be read.
-func arrival(r *Result, ev ptrace.SpanEvent) (pair, bool, Reason) {
-	ts := int64(ev.Timestamp())
-	if ts < r.Start {
-		return pair{}, false, ReasonBeforeStart
-	}
-	if ts > r.End {
-		return pair{}, false, ReasonAfterEnd
-	}
-	p := pair{off: ts - r.Start, tok: 1}
-	if ev.Attributes().Len() == 0 {
-		return p, false, ReasonNone
-	}
+// chunkTokens reads a chunk event's token count: 1 when it carries none, and then false, or why it
+// cannot be read.
+func chunkTokens(ev ptrace.SpanEvent) (int64, bool, Reason) {
 	tv, ok := ev.Attributes().Get(string(itlconv.ChunkTokensKey))
 	if !ok {
-		return p, false, ReasonNone
+		return 1, false, ReasonNone
 	}
 	if tv.Type() != pcommon.ValueTypeInt {
-		return pair{}, false, ReasonNotInteger
+		return 0, false, ReasonNotInteger
 	}
 	if why := chunkTokensReason(tv.Int()); why != ReasonNone {
-		return pair{}, false, why
+		return 0, false, why
 	}
-	p.tok = tv.Int()
-	return p, true, ReasonNone
+	return tv.Int(), true, ReasonNone
+}
+
+// events builds the timeline from the events scanEvents found, reading them again, for s.name
+// only, when it could not collect them on its way (a span with more events than max_chunks).
+func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
+	if s.n > d.maxChunks {
+		d.invalid(r, ReasonTooManyChunks)
+		return
+	}
+	if !s.collected {
+		d.one[0] = s.name
+		s = d.scanEvents(r, evs, d.one[:], true)
+	}
+	if s.why != ReasonNone {
+		d.invalid(r, s.why)
+		return
+	}
+	offs := d.offsets
+	if !s.sorted { // the order of events on a span means nothing
+		d.pairs = d.pairs[:0]
+		for i, off := range offs {
+			p := pair{off: off, tok: 1}
+			if s.tokens {
+				p.tok = d.tokens[i]
+			}
+			d.pairs = append(d.pairs, p)
+		}
+		slices.SortStableFunc(d.pairs, func(a, b pair) int { return cmp.Compare(a.off, b.off) })
+		for i, p := range d.pairs {
+			offs[i] = p.off
+			if s.tokens {
+				d.tokens[i] = p.tok
+			}
+		}
+	}
+	r.Timeline = timeline.Timeline{Offsets: offs}
+	// The gaps counted on the way are the timeline's when the arrivals came in time order; the
+	// rare span whose events did not is left to timeline.Compute, which counts them once sorted.
+	r.gaps, r.hasGaps = s.gaps, s.sorted
+	if s.tokens {
+		r.Timeline.Tokens = d.tokens
+	}
 }
 
 func (d *Decoder) compact(r *Result, v pcommon.Value) {
@@ -318,6 +386,8 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	// nanoseconds without overflow.
 	limit := itlconv.Micros(r.End - r.Start)
 	var prev int64
+	var gaps timeline.GapStats
+	th := int64(d.stall)
 	for i := range n {
 		e := offs.At(i)
 		us := e.Int() // 0 for a value that is not an int: only then is its type worth a look
@@ -338,9 +408,14 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 			return
 		}
 		prev = us
-		d.offsets[i] = itlconv.Nanos(us)
+		ns := itlconv.Nanos(us)
+		if i > 0 {
+			gaps.Add(ns-d.offsets[i-1], th)
+		}
+		d.offsets[i] = ns
 	}
 	r.Timeline = timeline.Timeline{Offsets: d.offsets}
+	r.gaps, r.hasGaps = gaps, true
 	if !hasTokens {
 		return
 	}
@@ -358,50 +433,6 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		d.tokens[i] = e.Int()
 	}
 	r.Timeline.Tokens = d.tokens
-}
-
-// events builds the timeline from the events scanEvents found, reading them again only when it
-// could not collect them on its way (a span with more events than max_chunks).
-func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
-	if s.n > d.maxChunks {
-		d.invalid(r, ReasonTooManyChunks)
-		return
-	}
-	if !s.collected {
-		d.pairs = slices.Grow(d.pairs[:0], s.n)
-		s.sorted, s.tokens = true, false
-		for i := range evs.Len() {
-			ev := evs.At(i)
-			if ev.Name() != s.name {
-				continue
-			}
-			p, hasTokens, why := arrival(r, ev)
-			if why != ReasonNone {
-				d.invalid(r, why)
-				return
-			}
-			d.add(&s, p, hasTokens)
-		}
-	} else if s.why != ReasonNone {
-		d.invalid(r, s.why)
-		return
-	}
-	if !s.sorted { // the order of events on a span means nothing
-		slices.SortStableFunc(d.pairs, func(a, b pair) int { return cmp.Compare(a.off, b.off) })
-	}
-	n := len(d.pairs)
-	d.offsets = slices.Grow(d.offsets[:0], n)[:n]
-	for i, p := range d.pairs {
-		d.offsets[i] = p.off
-	}
-	r.Timeline = timeline.Timeline{Offsets: d.offsets}
-	if s.tokens {
-		d.tokens = slices.Grow(d.tokens[:0], n)[:n]
-		for i, p := range d.pairs {
-			d.tokens[i] = p.tok
-		}
-		r.Timeline.Tokens = d.tokens
-	}
 }
 
 // chunkTokensReason says what is wrong with a chunk's token count, or "".

@@ -106,15 +106,19 @@ func TestEventProblemsFollowTheNameRead(t *testing.T) {
 		chunks int
 		tokens bool
 		reason genaispan.Reason
+		toks   []int64 // the token counts in time order, when checked
 	}{
-		{"lower name before start, then the best", []ev{{names[1], -5, nil}, {names[0], 10, nil}, {names[0], 20, nil}}, 2, false, ""},
-		{"lower name past the end, after the best", []ev{{names[0], 10, nil}, {names[1], 2_000_000_000, nil}, {names[0], 20, nil}}, 2, false, ""},
-		{"lower name with bad tokens", []ev{{names[2], 10, "x"}, {names[0], 10, 2}, {names[0], 20, nil}}, 2, true, ""},
-		{"best name before start", []ev{{names[0], 10, nil}, {names[0], -1, nil}}, 0, false, genaispan.ReasonBeforeStart},
-		{"best name past the end", []ev{{names[1], 10, nil}, {names[0], 2_000_000_000, nil}}, 0, false, genaispan.ReasonAfterEnd},
-		{"best name, tokens not an integer", []ev{{names[0], 10, "3"}}, 0, false, genaispan.ReasonNotInteger},
-		{"best name, negative tokens", []ev{{names[0], 10, -1}}, 0, false, genaispan.ReasonNegativeTokens},
-		{"out of order, with tokens", []ev{{names[0], 30, 3}, {names[0], 10, nil}, {names[0], 20, 2}}, 3, true, ""},
+		{"lower name before start, then the best", []ev{{names[1], -5, nil}, {names[0], 10, nil}, {names[0], 20, nil}}, 2, false, "", nil},
+		{"lower name past the end, after the best", []ev{{names[0], 10, nil}, {names[1], 2_000_000_000, nil}, {names[0], 20, nil}}, 2, false, "", nil},
+		{"lower name with bad tokens", []ev{{names[2], 10, "x"}, {names[0], 10, 2}, {names[0], 20, nil}}, 2, true, "", nil},
+		{"best name before start", []ev{{names[0], 10, nil}, {names[0], -1, nil}}, 0, false, genaispan.ReasonBeforeStart, nil},
+		{"best name past the end", []ev{{names[1], 10, nil}, {names[0], 2_000_000_000, nil}}, 0, false, genaispan.ReasonAfterEnd, nil},
+		{"best name, tokens not an integer", []ev{{names[0], 10, "3"}}, 0, false, genaispan.ReasonNotInteger, nil},
+		{"best name, negative tokens", []ev{{names[0], 10, -1}}, 0, false, genaispan.ReasonNegativeTokens, nil},
+		{"out of order, with tokens", []ev{{names[0], 30, 3}, {names[0], 10, nil}, {names[0], 20, 2}}, 3, true, "", []int64{1, 2, 3}},
+		{"tokens from the third event on", []ev{{names[0], 10, nil}, {names[0], 20, nil}, {names[0], 30, 4}, {names[0], 40, nil}}, 4, true, "", []int64{1, 1, 4, 1}},
+		{"tokens on a lower name, then the best", []ev{{names[1], 5, 7}, {names[0], 10, nil}, {names[0], 20, nil}}, 2, false, "", nil},
+		{"best name restarts the tokens", []ev{{names[1], 5, 7}, {names[1], 6, nil}, {names[0], 20, 2}, {names[0], 10, nil}}, 2, true, "", []int64{1, 2}},
 	} {
 		for _, padding := range []int{0, 8} {
 			t.Run(fmt.Sprintf("%s/padding=%d", tc.name, padding), func(t *testing.T) {
@@ -126,6 +130,9 @@ func TestEventProblemsFollowTheNameRead(t *testing.T) {
 				}
 				if !slices.IsSorted(c.Timeline.Offsets) {
 					t.Errorf("offsets %v not in time order", c.Timeline.Offsets)
+				}
+				if tc.toks != nil && !slices.Equal(c.Timeline.Tokens, tc.toks) {
+					t.Errorf("tokens %v, want %v (offsets %v)", c.Timeline.Tokens, tc.toks, c.Timeline.Offsets)
 				}
 			})
 		}

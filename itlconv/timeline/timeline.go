@@ -68,18 +68,31 @@ func (t Timeline) GapCount() int {
 // Gap returns gap i (0-based) in seconds: the time between arrival i and arrival i+1.
 func (t Timeline) Gap(i int) float64 { return Seconds(t.Offsets[i+1] - t.Offsets[i]) }
 
-// gapStats returns the largest gap in nanoseconds (0 with fewer than two chunks) and the number
-// of gaps strictly longer than threshold, in one pass.
-func (t Timeline) gapStats(threshold time.Duration) (maxNs int64, stalls int) {
+// GapStats are what one pass over a timeline's gaps yields for the figures: the largest gap in
+// nanoseconds (0 with fewer than two chunks) and the number of gaps strictly longer than a stall
+// threshold. A reader that already walks the arrivals, as the collector's decoder does, counts them
+// on its way and hands them to Compute (Input.GapStats), which then reads no gap again.
+type GapStats struct {
+	MaxNs  int64
+	Stalls int
+}
+
+// Add counts a gap of ns nanoseconds against threshold th (in nanoseconds).
+func (s *GapStats) Add(ns, th int64) {
+	s.MaxNs = max(s.MaxNs, ns)
+	if ns > th {
+		s.Stalls++
+	}
+}
+
+// Stats returns the timeline's GapStats against threshold, in one pass.
+func (t Timeline) Stats(threshold time.Duration) GapStats {
+	var s GapStats
 	th := int64(threshold)
 	for i := 1; i < len(t.Offsets); i++ {
-		d := t.Offsets[i] - t.Offsets[i-1]
-		maxNs = max(maxNs, d)
-		if d > th {
-			stalls++
-		}
+		s.Add(t.Offsets[i]-t.Offsets[i-1], th)
 	}
-	return maxNs, stalls
+	return s
 }
 
 // TPOT returns the decode time per output token after the first chunk, (a_n - a_1) / (N - c_1), in
@@ -173,13 +186,20 @@ type Input struct {
 	StallThreshold time.Duration
 	// Percentiles turns on P50, P90 and P99.
 	Percentiles bool
+	// GapStats, when HasGapStats, are the timeline's against StallThreshold, counted by the
+	// caller as it read the arrivals: Compute then does not walk the gaps for them.
+	GapStats    GapStats
+	HasGapStats bool
 }
 
 // Compute derives the figures of a valid timeline. scratch is a reusable buffer for the gaps; the
 // (possibly grown) buffer is returned so the caller can keep it.
 func Compute(t Timeline, in Input, scratch []int64) (Figures, []int64) {
-	maxNs, stalls := t.gapStats(in.StallThreshold)
-	f := Figures{Chunks: t.Len(), Stalls: stalls}
+	gs := in.GapStats
+	if !in.HasGapStats {
+		gs = t.Stats(in.StallThreshold)
+	}
+	f := Figures{Chunks: t.Len(), Stalls: gs.Stalls}
 	if in.Complete {
 		f.TTFT, f.HasTTFT = t.TTFT()
 	}
@@ -202,7 +222,7 @@ func Compute(t Timeline, in Input, scratch []int64) (Figures, []int64) {
 			f.MaxGap, p, scratch = t.gapPercentiles(scratch)
 			f.P50, f.P90, f.P99 = p[0], p[1], p[2]
 		} else {
-			f.MaxGap = Seconds(maxNs)
+			f.MaxGap = Seconds(gs.MaxNs)
 		}
 	}
 	return f, scratch
