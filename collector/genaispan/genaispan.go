@@ -165,7 +165,10 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 	r := emptyResult(span)
 	fs := &d.fields
 	evs := span.Events()
-	s := d.scanEvents(&r, evs, d.names, evs.Len() <= d.maxChunks)
+	s, ok := d.scanChunks(&r, evs)
+	if !ok {
+		s = d.scanEvents(&r, evs, d.names, evs.Len() <= d.maxChunks)
+	}
 	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
 		if why := r.durationReason(); why != ReasonNone {
@@ -297,6 +300,40 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 		sc.name = names[best]
 	}
 	return sc
+}
+
+// scanChunks is scanEvents for the span most chunk timelines come on: every event a chunk event
+// of the highest-priority name, without attributes, within the span, at most max_chunks of them.
+// On such a span it finds what scanEvents would, with a fraction of the work per event (no name
+// priority, no token count, no first-token event to look for); at the first event that is not
+// such, it reports false and scanEvents reads the span from the start. TestScanChunksAgrees
+// checks the two against each other.
+func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, bool) {
+	n := evs.Len()
+	name := d.names[0]
+	start, end := r.Start, r.End
+	if n == 0 || n > d.maxChunks || end < start || name == itlconv.OpenInferenceFirstTokenEvent {
+		return eventScan{}, false
+	}
+	offs := slices.Grow(d.offsets[:0], n)[:n]
+	var gaps timeline.GapStats
+	th, prev, sorted := int64(d.stall), int64(0), true
+	for i := range n {
+		ev := evs.At(i)
+		ts := int64(ev.Timestamp())
+		if ts < start || ts > end || ev.Name() != name || ev.Attributes().Len() != 0 {
+			d.offsets = offs[:0]
+			return eventScan{}, false
+		}
+		off := ts - start
+		if i > 0 {
+			gaps.Add(off-prev, th)
+			sorted = sorted && off >= prev
+		}
+		offs[i], prev = off, off
+	}
+	d.offsets, d.tokens = offs, d.tokens[:0]
+	return eventScan{name: name, n: n, collected: true, sorted: sorted, gaps: gaps}, true
 }
 
 // chunkTokens reads a chunk event's token count: 1 when it carries none, and then false, or why it

@@ -1,0 +1,88 @@
+package genaispan
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelitl/itl/itlconv"
+)
+
+// TestScanChunksAgrees checks the fast scan against the general one on random spans built to sit
+// on either side of every condition of the fast one: for each span scanChunks takes, both must
+// find the same name, count, order, gap statistics and offsets; the spans it declines, scanEvents
+// reads alone. Both sides must be reached often.
+func TestScanChunksAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	names := itlconv.DefaultChunkEventNames
+	const start = int64(1_000_000_000)
+	taken, declined := 0, 0
+	for range 20000 {
+		s := ptrace.NewSpan()
+		dur := int64(rng.IntN(2_000_000)) // ns
+		end := start + dur
+		if rng.IntN(50) == 0 {
+			end = start - 1 // ends before it starts
+		}
+		s.SetStartTimestamp(pcommon.Timestamp(start))
+		s.SetEndTimestamp(pcommon.Timestamp(end))
+		n := rng.IntN(12)
+		ts := start
+		for range n {
+			ev := s.Events().AppendEmpty()
+			name := names[0]
+			switch rng.IntN(60) {
+			case 0:
+				name = names[1]
+			case 1:
+				name = "other"
+			case 2:
+				name = itlconv.OpenInferenceFirstTokenEvent
+			}
+			ev.SetName(name)
+			switch rng.IntN(40) {
+			case 0:
+				ts = start - 1 // before the start
+			case 1:
+				ts = end + 1 // past the end
+			case 2:
+				ts = start // on the start
+			case 3:
+				ts = end // on the end
+			case 4:
+				ts -= int64(rng.IntN(100_000)) // back in time
+			default:
+				ts += int64(rng.IntN(200_000))
+			}
+			ev.SetTimestamp(pcommon.Timestamp(max(ts, 0)))
+			switch rng.IntN(60) {
+			case 0:
+				ev.Attributes().PutInt(string(itlconv.ChunkTokensKey), int64(rng.IntN(4)))
+			case 1:
+				ev.Attributes().PutStr("note", "x")
+			}
+		}
+		maxChunks := 10
+		d := New(Config{MaxChunks: maxChunks, StallThreshold: 150_000})
+		r := emptyResult(s)
+		fast, ok := d.scanChunks(&r, s.Events())
+		fastOffs := slices.Clone(d.offsets)
+		if !ok {
+			declined++
+			continue
+		}
+		taken++
+		want := emptyResult(s)
+		slow := d.scanEvents(&want, s.Events(), d.names, s.Events().Len() <= maxChunks)
+		if fast != slow || !slices.Equal(fastOffs, d.offsets) || r.firstToken != want.firstToken {
+			t.Fatalf("span of %d events: fast scan %+v %v (first token %d), general %+v %v (first token %d)",
+				n, fast, fastOffs, r.firstToken, slow, d.offsets, want.firstToken)
+		}
+	}
+	if taken < 2000 || declined < 2000 {
+		t.Fatalf("fast scan taken %d times, declined %d: both sides must be reached", taken, declined)
+	}
+}
