@@ -303,11 +303,11 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 }
 
 // scanChunks is scanEvents for the span most chunk timelines come on: every event a chunk event
-// of the highest-priority name, without attributes, within the span, at most max_chunks of them.
-// On such a span it finds what scanEvents would, with a fraction of the work per event (no name
-// priority, no token count, no first-token event to look for); at the first event that is not
-// such, it reports false and scanEvents reads the span from the start. TestScanChunksAgrees
-// checks the two against each other.
+// of the highest-priority name, within the span, at most max_chunks of them. On such a span it finds
+// what scanEvents would, with a fraction of the work per event (no name priority, no first-token
+// event to look for); at the first event that is not such, or whose token count is not valid, it
+// reports false and scanEvents reads the span from the start. TestScanChunksAgrees checks the two
+// against each other.
 func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, bool) {
 	n := evs.Len()
 	name := d.names[0]
@@ -315,14 +315,14 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 	if n == 0 || n > d.maxChunks || end < start || name == itlconv.OpenInferenceFirstTokenEvent {
 		return eventScan{}, false
 	}
-	offs := slices.Grow(d.offsets[:0], n)[:n]
+	offs, toks := slices.Grow(d.offsets[:0], n)[:n], d.tokens[:0]
 	var gaps timeline.GapStats
-	th, prev, sorted := int64(d.stall), int64(0), true
+	th, prev, sorted, hasTokens := int64(d.stall), int64(0), true, false
 	for i := range n {
 		ev := evs.At(i)
 		ts := int64(ev.Timestamp())
-		if ts < start || ts > end || ev.Name() != name || ev.Attributes().Len() != 0 {
-			d.offsets = offs[:0]
+		if ts < start || ts > end || ev.Name() != name {
+			d.offsets, d.tokens = offs[:0], toks[:0]
 			return eventScan{}, false
 		}
 		off := ts - start
@@ -331,9 +331,27 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 			sorted = sorted && off >= prev
 		}
 		offs[i], prev = off, off
+		if ev.Attributes().Len() == 0 && !hasTokens {
+			continue
+		}
+		tok, carries, why := chunkTokens(ev)
+		if why != ReasonNone {
+			d.offsets, d.tokens = offs[:0], toks[:0]
+			return eventScan{}, false
+		}
+		if carries && !hasTokens { // the first count: the arrivals before carried none, 1 each
+			hasTokens = true
+			toks = slices.Grow(toks, n)
+			for range i {
+				toks = append(toks, 1)
+			}
+		}
+		if hasTokens {
+			toks = append(toks, tok)
+		}
 	}
-	d.offsets, d.tokens = offs, d.tokens[:0]
-	return eventScan{name: name, n: n, collected: true, sorted: sorted, gaps: gaps}, true
+	d.offsets, d.tokens = offs, toks
+	return eventScan{name: name, n: n, collected: true, sorted: sorted, tokens: hasTokens, gaps: gaps}, true
 }
 
 // chunkTokens reads a chunk event's token count: 1 when it carries none, and then false, or why it

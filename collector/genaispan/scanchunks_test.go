@@ -19,7 +19,7 @@ func TestScanChunksAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	names := itlconv.DefaultChunkEventNames
 	const start = int64(1_000_000_000)
-	taken, declined := 0, 0
+	taken, declined, withTokens := 0, 0, 0
 	for range 20000 {
 		s := ptrace.NewSpan()
 		dur := int64(rng.IntN(2_000_000)) // ns
@@ -58,18 +58,20 @@ func TestScanChunksAgrees(t *testing.T) {
 				ts += int64(rng.IntN(200_000))
 			}
 			ev.SetTimestamp(pcommon.Timestamp(max(ts, 0)))
-			switch rng.IntN(60) {
-			case 0:
+			switch rng.IntN(30) {
+			case 0, 1:
 				ev.Attributes().PutInt(string(itlconv.ChunkTokensKey), int64(rng.IntN(4)))
-			case 1:
+			case 2:
 				ev.Attributes().PutStr("note", "x")
+			case 3:
+				ev.Attributes().PutInt(string(itlconv.ChunkTokensKey), -1) // invalid: the general scan says why
 			}
 		}
 		maxChunks := 10
 		d := New(Config{MaxChunks: maxChunks, StallThreshold: 150_000})
 		r := emptyResult(s)
 		fast, ok := d.scanChunks(&r, s.Events())
-		fastOffs := slices.Clone(d.offsets)
+		fastOffs, fastToks := slices.Clone(d.offsets), slices.Clone(d.tokens)
 		if !ok {
 			declined++
 			continue
@@ -77,12 +79,16 @@ func TestScanChunksAgrees(t *testing.T) {
 		taken++
 		want := emptyResult(s)
 		slow := d.scanEvents(&want, s.Events(), d.names, s.Events().Len() <= maxChunks)
-		if fast != slow || !slices.Equal(fastOffs, d.offsets) || r.firstToken != want.firstToken {
-			t.Fatalf("span of %d events: fast scan %+v %v (first token %d), general %+v %v (first token %d)",
-				n, fast, fastOffs, r.firstToken, slow, d.offsets, want.firstToken)
+		if fast != slow || !slices.Equal(fastOffs, d.offsets) || r.firstToken != want.firstToken ||
+			(fast.tokens && !slices.Equal(fastToks, d.tokens)) {
+			t.Fatalf("span of %d events: fast scan %+v %v %v (first token %d), general %+v %v %v (first token %d)",
+				n, fast, fastOffs, fastToks, r.firstToken, slow, d.offsets, d.tokens, want.firstToken)
+		}
+		if fast.tokens {
+			withTokens++
 		}
 	}
-	if taken < 2000 || declined < 2000 {
-		t.Fatalf("fast scan taken %d times, declined %d: both sides must be reached", taken, declined)
+	if taken < 2000 || declined < 2000 || withTokens < 200 {
+		t.Fatalf("fast scan taken %d times (%d with token counts), declined %d: both sides must be reached", taken, withTokens, declined)
 	}
 }
