@@ -315,13 +315,18 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 	if n == 0 || n > d.maxChunks || end < start || name == itlconv.OpenInferenceFirstTokenEvent {
 		return eventScan{}, false
 	}
+	// The default name is compared as a constant, which the compiler turns into a few loads and
+	// comparisons in line. The names of a span the receiver decoded are strings of their own, so a
+	// comparison with a variable would call memequal for every event.
+	isDefault := name == itlconv.ChunkEventName
 	offs, toks := slices.Grow(d.offsets[:0], n)[:n], d.tokens[:0]
 	var gaps timeline.GapStats
 	th, prev, sorted, hasTokens := int64(d.stall), int64(0), true, false
 	for i := range n {
 		ev := evs.At(i)
 		ts := int64(ev.Timestamp())
-		if ts < start || ts > end || ev.Name() != name {
+		evName := ev.Name()
+		if ts < start || ts > end || !(isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name) {
 			d.offsets, d.tokens = offs[:0], toks[:0]
 			return eventScan{}, false
 		}

@@ -16,8 +16,13 @@ import (
 // find the same name, count, order, gap statistics and offsets; the spans it declines, scanEvents
 // reads alone. Both sides must be reached often.
 func TestScanChunksAgrees(t *testing.T) {
+	for _, names := range [][]string{itlconv.DefaultChunkEventNames, {"my.chunk", itlconv.ChunkEventName}} {
+		t.Run(names[0], func(t *testing.T) { checkScanChunks(t, names) })
+	}
+}
+
+func checkScanChunks(t *testing.T, names []string) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	names := itlconv.DefaultChunkEventNames
 	const start = int64(1_000_000_000)
 	taken, declined, withTokens := 0, 0, 0
 	for range 20000 {
@@ -68,7 +73,7 @@ func TestScanChunksAgrees(t *testing.T) {
 			}
 		}
 		maxChunks := 10
-		d := New(Config{MaxChunks: maxChunks, StallThreshold: 150_000})
+		d := New(Config{ChunkEventNames: names, MaxChunks: maxChunks, StallThreshold: 150_000})
 		r := emptyResult(s)
 		fast, ok := d.scanChunks(&r, s.Events())
 		fastOffs, fastToks := slices.Clone(d.offsets), slices.Clone(d.tokens)
