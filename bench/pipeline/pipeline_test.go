@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
@@ -227,12 +231,17 @@ func BenchmarkExportGzip(b *testing.B) {
 		name   string
 		chunks int
 		enc    otelitl.Encoding
-	}{{"compact-200", 200, otelitl.EncodingCompact}, {"events-100", 100, otelitl.EncodingEvents}, {"compact-100", 100, otelitl.EncodingCompact}, {"none", 1, otelitl.EncodingCompact}} {
+	}{{"compact-200", 200, otelitl.EncodingCompact}, {"compact-200-annotated", 200, otelitl.EncodingCompact},
+		{"events-100", 100, otelitl.EncodingEvents}, {"events-100-annotated", 100, otelitl.EncodingEvents},
+		{"compact-100", 100, otelitl.EncodingCompact}, {"none", 1, otelitl.EncodingCompact}} {
 		ld, err := generate(100, c.chunks, 1, 100, c.enc)
 		if err != nil {
 			b.Fatal(err)
 		}
 		raw := ld.reqs[0]
+		if strings.HasSuffix(c.name, "-annotated") { // as the full pipeline exports them
+			raw = annotated(b, raw)
+		}
 		if c.name == "none" { // one chunk: no gaps; drop its offsets as drop_timeline would
 			req := ptraceotlp.NewExportRequest()
 			if err := req.UnmarshalProto(raw); err != nil {
@@ -266,4 +275,27 @@ func BenchmarkExportGzip(b *testing.B) {
 			b.ReportMetric(float64(buf.Len())/spans, "gzB/span")
 		})
 	}
+}
+
+// annotated returns the OTLP request raw after the itl processor, at its defaults, annotated its
+// spans: what the full pipeline exports.
+func annotated(b *testing.B, raw []byte) []byte {
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalProto(raw); err != nil {
+		b.Fatal(err)
+	}
+	f := itlprocessor.NewFactory()
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.ConsumeTraces(context.Background(), req.Traces()); err != nil {
+		b.Fatal(err)
+	}
+	out, err := ptraceotlp.NewExportRequestFromTraces(sink.AllTraces()[0]).MarshalProto()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
