@@ -124,7 +124,7 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	}
 
 	in := timeline.Input{Complete: c.Complete, StallThreshold: d.stall, Percentiles: percentiles,
-		GapStats: c.gaps, HasGapStats: c.hasGaps}
+		GapStats: d.gaps, HasGapStats: d.hasGaps}
 	if !c.Complete && durationBad == ReasonNone && c.Valid {
 		ttft, src, why := d.ttft(c, span)
 		c.reject(why)

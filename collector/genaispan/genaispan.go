@@ -80,6 +80,10 @@ type Decoder struct {
 	pairs   []pair    // for sorting arrivals that came out of order
 	one     [1]string // the one event name of a second pass over a span's events
 	scratch []int64   // for timeline.Compute's gaps
+	// gaps are the GapStats of the timeline the last decode read, counted as it read the
+	// arrivals, when hasGaps. They stay out of Result, which Read clears for every span.
+	gaps    timeline.GapStats
+	hasGaps bool
 	call    Call
 }
 
@@ -119,9 +123,6 @@ type Result struct {
 	Start, End int64
 
 	firstToken int // index of the first OpenInference first-token event, or -1
-	// gaps are the timeline's GapStats, counted as its arrivals were read, when hasGaps.
-	gaps    timeline.GapStats
-	hasGaps bool
 }
 
 // durationReason says why the span's start and end give no duration, or "" when they do.
@@ -163,6 +164,7 @@ func emptyResult(span ptrace.Span) Result {
 
 func (d *Decoder) decode(span ptrace.Span) Result {
 	r := emptyResult(span)
+	d.hasGaps = false
 	fs := &d.fields
 	evs := span.Events()
 	s, ok := d.scanChunks(&r, evs)
@@ -201,7 +203,7 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 
 func (d *Decoder) invalid(r *Result, why Reason) {
 	r.Valid, r.Reason, r.Complete = false, why, false
-	r.Timeline, r.hasGaps = timeline.Timeline{}, false
+	r.Timeline, d.hasGaps = timeline.Timeline{}, false
 }
 
 // eventScan is what one pass over a span's events found.
@@ -411,7 +413,7 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
 	r.Timeline = timeline.Timeline{Offsets: offs}
 	// The gaps counted on the way are the timeline's when the arrivals came in time order; the
 	// rare span whose events did not is left to timeline.Compute, which counts them once sorted.
-	r.gaps, r.hasGaps = s.gaps, s.sorted
+	d.gaps, d.hasGaps = s.gaps, s.sorted
 	if s.tokens {
 		r.Timeline.Tokens = d.tokens
 	}
@@ -475,7 +477,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		d.offsets[i] = ns
 	}
 	r.Timeline = timeline.Timeline{Offsets: d.offsets}
-	r.gaps, r.hasGaps = gaps, true
+	d.gaps, d.hasGaps = gaps, true
 	if !hasTokens {
 		return
 	}
