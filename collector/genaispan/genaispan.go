@@ -283,12 +283,8 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 			if tok, carries, why = chunkTokens(ev); why != ReasonNone {
 				continue
 			}
-			if carries && !hasTokens { // the first count: the arrivals before carried none, 1 each
-				hasTokens = true
-				toks = slices.Grow(toks[:0], n)
-				for range offs {
-					toks = append(toks, 1)
-				}
+			if carries && !hasTokens {
+				hasTokens, toks = true, firstCounts(toks, len(offs), n)
 			}
 		}
 		offs = append(offs, off)
@@ -346,12 +342,8 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 			d.offsets, d.tokens = offs[:0], toks[:0]
 			return eventScan{}, false
 		}
-		if carries && !hasTokens { // the first count: the arrivals before carried none, 1 each
-			hasTokens = true
-			toks = slices.Grow(toks, n)
-			for range i {
-				toks = append(toks, 1)
-			}
+		if carries && !hasTokens {
+			hasTokens, toks = true, firstCounts(toks, i, n)
 		}
 		if hasTokens {
 			toks = append(toks, tok)
@@ -359,6 +351,16 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 	}
 	d.offsets, d.tokens = offs, toks
 	return eventScan{name: name, n: n, collected: true, sorted: sorted, tokens: hasTokens, gaps: gaps}, true
+}
+
+// firstCounts starts the token counts when the arrival after the first k carries the first count:
+// those k carried none, so 1 each. The buffer grows to hold n.
+func firstCounts(toks []int64, k, n int) []int64 {
+	toks = slices.Grow(toks[:0], n)
+	for range k {
+		toks = append(toks, 1)
+	}
+	return toks
 }
 
 // chunkTokens reads a chunk event's token count: 1 when it carries none, and then false, or why it

@@ -124,7 +124,7 @@ type bounds struct {
 	ns       [tableSize]int64 // the thresholds, then math.MaxInt64 to the end
 	lin      [linSize]uint8
 	linShift uint
-	linLimit uint64 // 0 when more than 255 boundaries do not fit lin's counts
+	linLimit uint64 // 0 when lin's counts cannot hold the boundaries (255 or more)
 	start    [tableSize]uint16
 }
 
