@@ -14,14 +14,17 @@ import (
 	"github.com/otelitl/itl/itlconv"
 )
 
+// encodings are the two ways a timeline is written, for the benchmarks that run on both.
+var encodings = []struct {
+	name    string
+	compact bool
+}{{"events", false}, {"compact", true}}
+
 // BenchmarkConsumeTraces measures ConsumeTraces on batches of 100 generation spans of 200 chunks,
 // per encoding; ns/span and ns/gap are reported besides ns/op (one batch).
 func BenchmarkConsumeTraces(b *testing.B) {
 	const spans, chunks = 100, 200
-	for _, enc := range []struct {
-		name    string
-		compact bool
-	}{{"events", false}, {"compact", true}} {
+	for _, enc := range encodings {
 		b.Run("enc="+enc.name, func(b *testing.B) {
 			td := benchspans.Traces(spans, chunks, enc.compact)
 			cfg := NewFactory().CreateDefaultConfig().(*Config)
@@ -47,10 +50,7 @@ func BenchmarkConsumeTraces(b *testing.B) {
 // pipeline hands it pays at least this per gap; the connector's ns/gap less this is what it adds.
 func BenchmarkReadFloor(b *testing.B) {
 	const spans, chunks = 100, 200
-	for _, enc := range []struct {
-		name    string
-		compact bool
-	}{{"events", false}, {"compact", true}} {
+	for _, enc := range encodings {
 		b.Run("enc="+enc.name, func(b *testing.B) {
 			td := benchspans.Traces(spans, chunks, enc.compact)
 			var sum int64
