@@ -231,23 +231,16 @@ func maxNanos(x float64) int64 {
 	return g
 }
 
-// gapBucket returns bucket(b, Seconds(ns)) for ns >= 0.
-func (bs *bounds) gapBucket(ns int64) int {
-	if uint64(ns) < bs.linLimit {
-		return bs.linBucket(ns)
-	}
-	return bs.searchBucket(ns)
-}
-
-// linBucket is gapBucket for a gap below linLimit: one look-up and one comparison. It is small
-// enough to be inlined into the per-gap loop, which gapBucket is not.
+// linBucket returns bucket(b, Seconds(ns)) for 0 <= ns < linLimit: one look-up and one comparison.
+// It is small enough to be inlined into the per-gap loop, which a function choosing between it and
+// searchBucket would not be.
 func (bs *bounds) linBucket(ns int64) int {
 	// The shift is masked so that the compiler emits a bare shift: linShift is at most 40.
 	i := int(bs.lin[(ns>>(bs.linShift&63))&(linSize-1)])
 	return i + b2i(bs.ns[i&(tableSize-1)] < ns)
 }
 
-// searchBucket is gapBucket from the key table, for any gap.
+// searchBucket returns bucket(b, Seconds(ns)) for any ns >= 0, from the key table.
 func (bs *bounds) searchBucket(ns int64) int {
 	i := int(bs.start[gapKey(ns)&(tableSize-1)])
 	for bs.ns[i&(tableSize-1)] < ns {
@@ -307,9 +300,9 @@ func bucket(bounds []float64, v float64) int {
 }
 
 // observeGaps is the connector's hot loop: per gap, a subtraction, a table look-up, one comparison
-// with an integer threshold, and the count (gapBucket, written out so that the common case is
-// inlined). The gaps' sum is the span of the arrivals, and
-// their minimum and maximum are kept on integers, converted once per span.
+// with an integer threshold, and the count (linBucket, inlined; searchBucket for the rare gap
+// beyond the linear table). The gaps' sum is the span of the arrivals, and their minimum and
+// maximum are kept on integers, converted once per span.
 func (h *explicitHist) observeGaps(offsets []int64) {
 	n := len(offsets)
 	if n < 2 {

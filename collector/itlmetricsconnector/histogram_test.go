@@ -2,6 +2,7 @@ package itlmetricsconnector
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/otelitl/itl/itlconv"
@@ -15,10 +16,19 @@ func TestGapBucketMatchesBinarySearch(t *testing.T) {
 	for _, b := range [][]float64{itlconv.GapBuckets, itlconv.DurationBuckets, itlconv.TokenBuckets, itlconv.ServerTPOTBuckets,
 		itlconv.ServerTTFTBuckets, {0.0000001, 3.3333}, {-1, 1e-9, 1.5e-9, 0.1 + 0.2, 1e300}, {0.0100, 0.0101, 0.0102}, manyBounds(256), manyBounds(254)} {
 		bs := newBounds(b)
+		var gaps []int64 // every gap checked below that sums without overflow, for observeGaps
 		check := func(ns int64) {
-			v := timeline.Seconds(ns)
-			if got, want := bs.gapBucket(ns), bucket(b, v); got != want {
-				t.Fatalf("bounds %v: %d ns in bucket %d, want %d", b, ns, got, want)
+			want := bucket(b, timeline.Seconds(ns))
+			if got := bs.searchBucket(ns); got != want {
+				t.Fatalf("bounds %v: %d ns in bucket %d by the key table, want %d", b, ns, got, want)
+			}
+			if uint64(ns) < bs.linLimit {
+				if got := bs.linBucket(ns); got != want {
+					t.Fatalf("bounds %v: %d ns in bucket %d by the linear table, want %d", b, ns, got, want)
+				}
+			}
+			if ns < 1<<40 {
+				gaps = append(gaps, ns)
 			}
 		}
 		for _, x := range b {
@@ -34,10 +44,21 @@ func TestGapBucketMatchesBinarySearch(t *testing.T) {
 		}
 		check(0)
 		check(1<<63 - 1)
+		// The per-gap loop chooses between the two tables itself: its counts must be the same.
+		offsets, want := []int64{0}, make([]uint64, len(b)+1)
+		for _, g := range gaps {
+			offsets = append(offsets, offsets[len(offsets)-1]+g)
+			want[bucket(b, timeline.Seconds(g))]++
+		}
+		h := newExplicit(bs, 0)
+		h.observeGaps(offsets)
+		if !slices.Equal(h.counts, want) {
+			t.Fatalf("bounds %v: observeGaps counted %v, want %v", b, h.counts, want)
+		}
 	}
 }
 
-// TestLinearTableCoversTheGaps checks the reach of gapBucket's linear table: with the default gap
+// TestLinearTableCoversTheGaps checks the reach of the linear table (linBucket): with the default gap
 // boundaries, every gap up to 4.3 s takes it (cells of 2^20 ns, 1.05 ms: none holds two of the
 // thresholds 1, 2, 5, 7.5 and 10 ms); thresholds 1 ns apart leave cells of 2 ns, the narrowest a
 // search ever needs; more than 254 boundaries leave the search alone.
