@@ -45,7 +45,7 @@ exporters:
 connectors:
   itl_metrics:
     aggregation_temporality: delta
-    metrics_flush_interval: 2s
+    metrics_flush_interval: {{FLUSH}}
 `
 
 const batch = `
@@ -143,10 +143,12 @@ service:
       exporters: [otlp/sink]
 `
 
-// render fills in a configuration's addresses and the exporter's compression; the pprof extension
+// render fills in a configuration's addresses, the exporter's compression and the connector's
+// flush interval; the pprof extension
 // is on only when pprofAddr is not empty.
-func (c config) render(otlpAddr, sinkAddr, pprofAddr, compression string) string {
-	y := strings.NewReplacer("{{OTLP}}", otlpAddr, "{{SINK}}", sinkAddr, "{{COMPRESSION}}", compression).Replace(c.yaml)
+func (c config) render(otlpAddr, sinkAddr, pprofAddr, compression string, flush time.Duration) string {
+	y := strings.NewReplacer("{{OTLP}}", otlpAddr, "{{SINK}}", sinkAddr, "{{COMPRESSION}}", compression,
+		"{{FLUSH}}", flush.String()).Replace(c.yaml)
 	y += "  telemetry:\n    metrics:\n      level: none\n"
 	if pprofAddr != "" {
 		y = "extensions:\n  pprof:\n    endpoint: " + pprofAddr + "\n" + y + "  extensions: [pprof]\n"

@@ -36,11 +36,20 @@ type options struct {
 	profileSeconds                                    int
 	analyze                                           []string
 	bin, out, compression                             string
+	flush                                             time.Duration
 }
 
 // envInt is the integer in the environment variable name, or def.
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// envDuration is the duration in the environment variable name, or def.
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
 		return v
 	}
 	return def
@@ -77,6 +86,7 @@ func parseOptions(args []string) (options, error) {
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
+	fs.DurationVar(&o.flush, "flush", envDuration("PIPELINE_FLUSH", 15*time.Second), "the itl_metrics connector's metrics_flush_interval (its default is 15s); metrics not yet flushed when the spans are in are flushed at shutdown, which the CPU figure includes (env PIPELINE_FLUSH)")
 	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl (env PIPELINE_BIN)")
 	analyze := fs.String("analyze", "", "only print the stage breakdown of these CPU profiles (comma-separated; merged), then exit")
 	fs.StringVar(&o.out, "out", envStr("PIPELINE_OUT", "bench-pipeline.txt"), "the report; profiles go beside it (env PIPELINE_OUT)")
@@ -96,6 +106,9 @@ func parseOptions(args []string) (options, error) {
 		if o.profileSeconds = o.seconds - 4; o.profileSeconds < 1 {
 			o.profile = nil
 		}
+	}
+	if o.flush < 100*time.Millisecond || o.flush > time.Hour {
+		return o, fmt.Errorf("flush %v is outside the connector's [100ms, 1h]", o.flush)
 	}
 	if o.compression != "gzip" && o.compression != "none" { // the sink decompresses gzip only
 		return o, fmt.Errorf("compression %q is not known; use gzip or none", o.compression)

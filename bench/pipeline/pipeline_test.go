@@ -173,11 +173,11 @@ func TestShortName(t *testing.T) {
 
 func TestConfigs(t *testing.T) {
 	for _, c := range configs {
-		y := c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip")
+		y := c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip", 15*time.Second)
 		if strings.Contains(y, "{{") || strings.Contains(y, "pprof") {
 			t.Errorf("%s:\n%s", c.name, y)
 		}
-		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "none"); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
+		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "none", 2*time.Second); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
 			t.Errorf("%s with pprof:\n%s", c.name, p)
 		}
 	}

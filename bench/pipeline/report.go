@@ -63,8 +63,8 @@ func formatReport(o options, loads []*load, results []result, profiles []profile
 	fmt.Fprintf(&w, "bench-pipeline: otelcol-itl end to end, pass-through against the itl processor and the itl_metrics connector\n")
 	fmt.Fprintf(&w, "%s, %s/%s, %d CPUs, %s; %d rounds, configurations interleaved (order rotated each round)\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), o.rounds)
-	fmt.Fprintf(&w, "Every configuration: OTLP/gRPC receiver, batch (2048, 200ms), OTLP/gRPC exporter with %s compression and a sending queue, to an OTLP sink in the harness; the connector delta, flushed every 2s.\n", o.compression)
-	fmt.Fprintf(&w, "CPU: the collector's utime+stime (/proc/PID/stat) from the start of the replay to %v after the last span and metric arrived; peak RSS: VmHWM.\n", settle)
+	fmt.Fprintf(&w, "Every configuration: OTLP/gRPC receiver, batch (2048, 200ms), OTLP/gRPC exporter with %s compression and a sending queue, to an OTLP sink in the harness; the connector delta, flushed every %v.\n", o.compression, o.flush)
+	fmt.Fprintf(&w, "CPU: the collector's utime+stime from the start of the replay (/proc/PID/stat) to its exit (rusage), stopped %v after the last span arrived (and with a flush interval up to %v, the last metric); the shutdown and its flush of the connector's metrics are included; peak RSS: VmHWM.\n", settle, maxFlushWait)
 	fmt.Fprintf(&w, "The machine is shared: \"machine load\" (below) is its 1-minute load average at the end of each replay, against its %d CPUs.\n", runtime.NumCPU())
 	fmt.Fprintf(&w, "Medians over rounds; \"vs pass-through\" is the median of the per-round ratios (min-max).\n")
 	for _, ld := range loads {

@@ -19,7 +19,7 @@ type result struct {
 	load, config string
 	round        int
 	chunks       int64         // chunks in the load
-	cpu          time.Duration // collector CPU from the start of the replay to the end of the drain
+	cpu          time.Duration // collector CPU from the start of the replay to its exit (the shutdown's flush included)
 	cpuTotal     time.Duration // collector CPU over its whole life (rusage), start and shutdown included
 	peakRSS      int64         // VmHWM just before shutdown
 	counts       sinkCounts    // what reached the sink, shutdown included
@@ -30,9 +30,13 @@ type result struct {
 	problems     []string
 }
 
-// settle is how long a run waits once everything has arrived, for anything extra to arrive too
-// (the connector flushes every 2 s). Every configuration waits as long, so its idle CPU is the same.
+// settle is how long a run waits once everything has arrived, for anything extra to arrive too,
+// before it stops the collector. Every configuration waits as long, so its idle CPU is the same.
 const settle = 2500 * time.Millisecond
+
+// maxFlushWait is the longest connector flush interval a run waits for before it stops the
+// collector; with a longer one, the last metrics come with the shutdown's flush.
+const maxFlushWait = 5 * time.Second
 
 // expect is the shape every span delivered must have.
 func (c config) expect(ld *load) shape {
@@ -80,7 +84,7 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression))
+	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression, o.flush))
 	if err != nil {
 		return r, err
 	}
@@ -114,21 +118,20 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 	}
 	r.loadAvg = loadAvg()
 
-	// Drain: every span, and with the connector every gap and TTFT, must reach the sink.
+	// Drain: every span must reach the sink, and with the connector every gap and TTFT flushed so
+	// far. Metrics the connector has not flushed when the spans are in (with its default interval,
+	// longer than a run, most of them) come at shutdown, so the CPU figure runs to the process's
+	// exit, in every configuration alike.
 	deadline := time.Now().Add(90 * time.Second)
+	waitMetrics := c.metrics && o.flush <= maxFlushWait
 	for time.Now().Before(deadline) {
 		s := sk.snapshot()
-		if s.spans >= ld.spans && (!c.metrics || (int64(s.gapObs) >= ld.gaps && int64(s.ttfts) >= ld.spans)) {
+		if s.spans >= ld.spans && (!waitMetrics || (int64(s.gapObs) >= ld.gaps && int64(s.ttfts) >= ld.spans)) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(settle)
-	cpu1, err := procCPU(pid)
-	if err != nil {
-		return r, err
-	}
-	r.cpu = cpu1 - cpu0
 	if r.peakRSS, err = procPeakRSS(pid); err != nil {
 		return r, err
 	}
@@ -138,6 +141,7 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 	}
 	r.cpuTotal = col.stop()
 	stopped = true
+	r.cpu = r.cpuTotal - cpu0
 	r.counts = sk.snapshot()
 	r.problems = check(r.counts, ld, c)
 	if r.retries > 0 {
