@@ -137,22 +137,27 @@ var mayBeField = func() (t [256]bool) {
 	return t
 }()
 
-// fieldByKey is keyOf's inverse.
-var fieldByKey = func() map[string]field {
-	m := make(map[string]field, numFields)
+// fieldsByLen lists, for each key length, the fields whose key has it: a key is compared only
+// with the few of its own length (one to four), which costs less than hashing it for a map.
+var fieldsByLen = func() (t [maxKeyLen + 1][]field) {
 	for f, k := range keyOf {
-		m[k] = field(f)
+		t[len(k)] = append(t[len(k)], field(f))
 	}
-	return m
+	return t
 }()
+
+// maxKeyLen is the length of the longest key in keyOf.
+const maxKeyLen = 64
 
 // fieldOf maps an attribute key to its field, or numFields when the reader ignores it.
 func fieldOf(k string) field {
-	if k == "" || !mayBeField[k[0]] {
+	if k == "" || len(k) > maxKeyLen || !mayBeField[k[0]] {
 		return numFields
 	}
-	if f, ok := fieldByKey[k]; ok {
-		return f
+	for _, f := range fieldsByLen[len(k)] {
+		if keyOf[f] == k {
+			return f
+		}
 	}
 	return numFields
 }

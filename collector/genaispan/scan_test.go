@@ -1,6 +1,9 @@
 package genaispan
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestKeyOf checks that every field names a distinct attribute, so that fieldOf finds each.
 func TestKeyOf(t *testing.T) {
@@ -11,7 +14,8 @@ func TestKeyOf(t *testing.T) {
 			t.Errorf("fieldOf(%q) = %d, want %d (two fields share the key?)", k, got, f)
 		}
 	}
-	for _, k := range []string{"", "http.route", "gen_ai", "gen_ai.operation.nam", "x"} {
+	for _, k := range []string{"", "http.route", "gen_ai", "gen_ai.operation.nam",
+		"gen_ai.operation.namE", "gen_ai.request.modeL", "x", strings.Repeat("gen_ai.", 20)} {
 		if got := fieldOf(k); got != numFields {
 			t.Errorf("fieldOf(%q) = %d, want none", k, got)
 		}

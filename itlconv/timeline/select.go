@@ -1,106 +1,195 @@
 package timeline
 
+import "math/bits"
+
 // The gap percentiles without sorting every gap. A reply of n chunks has n-1 gaps; Percentile over
 // all of them sorted reads at most seven ranks (two each for p50, p90 and p99, and the largest).
-// Quickselect places exactly those ranks where a sort would, in linear time, and the figures are
-// the same to the bit: they are read from the same ranks and interpolated by the same Percentile.
+// A radix selection finds exactly the values a sort would put at those ranks, in linear time, and
+// the figures are the same to the bit: they are read from the same ranks and interpolated by the
+// same Percentile.
+//
+// Why a radix selection: gaps are integers (nanoseconds) in a known range, so one counting pass
+// tells which of 512 buckets of that range each wanted rank falls in, and only the few gaps in
+// those buckets need any further work. A quickselect moves every gap at least twice, with
+// comparisons whose outcome the CPU cannot predict (every gap of a span is new to it), or pays for
+// that with branch-free partitions: BenchmarkGapPercentiles gives 1.7 µs for 199 gaps against
+// 3.0 µs for the branch-free quickselect this replaced, and 1.9 against 2.3 µs on gaps of whole
+// milliseconds with a stall, where many gaps are equal. And whatever the gaps, it takes at most
+// eight counting passes: no input makes it quadratic.
 
 // gapQuantiles are the quantiles Compute reports.
 var gapQuantiles = [3]float64{0.50, 0.90, 0.99}
 
+// numRanks is the number of ranks gapPercentiles reads.
+const numRanks = 2*len(gapQuantiles) + 1
+
 // gapPercentiles returns the largest gap and the p50, p90 and p99 of the timeline's gaps, in
 // seconds, as Percentile over the sorted gaps would. The timeline has at least two chunks. buf is a
-// reusable buffer for the gaps in nanoseconds; the (possibly grown) buffer is returned.
+// reusable buffer (for twice the gaps, in nanoseconds); the (possibly grown) buffer is returned.
 func (t Timeline) gapPercentiles(buf []int64) (maxGap float64, p [len(gapQuantiles)]float64, out []int64) {
-	buf = buf[:0]
-	for i := 1; i < len(t.Offsets); i++ {
-		buf = append(buf, t.Offsets[i]-t.Offsets[i-1])
+	n := len(t.Offsets) - 1
+	if cap(buf) < 2*n {
+		buf = make([]int64, 2*n)
 	}
-	n := len(buf)
-	var ranks [2*len(gapQuantiles) + 1]int
-	for j, q := range gapQuantiles {
-		lo, _ := rank(n, q)
-		ranks[2*j], ranks[2*j+1] = lo, min(lo+1, n-1)
+	buf = buf[:2*n]
+	gaps, scratch := buf[:n], buf[n:]
+	prev := t.Offsets[0]
+	lo, hi := t.Offsets[1]-prev, t.Offsets[1]-prev
+	for i, o := range t.Offsets[1:] {
+		g := o - prev
+		prev = o
+		gaps[i] = g
+		lo, hi = min(lo, g), max(hi, g)
 	}
-	ranks[len(ranks)-1] = n - 1
-	selectRanks(buf, ranks[:])
+	// The ranks, ascending, as selectRanks needs them: on short timelines the pairs overlap (with
+	// two gaps, p50 reads ranks 0 and 1, and so does p90).
+	var ranks [numRanks]int
 	for j, q := range gapQuantiles {
-		lo, frac := rank(n, q)
-		p[j] = Seconds(buf[lo])
+		r, _ := rank(n, q)
+		ranks[2*j], ranks[2*j+1] = r, min(r+1, n-1)
+	}
+	ranks[numRanks-1] = n - 1
+	sorted := ranks
+	insertionSort(sorted[:])
+	var vals [numRanks]int64
+	selectRanks(gaps, lo, hi, sorted[:], 0, vals[:], scratch)
+	at := func(r int) int64 { // the value at rank r
+		i := 0
+		for sorted[i] != r {
+			i++
+		}
+		return vals[i]
+	}
+	for j, q := range gapQuantiles {
+		r, frac := rank(n, q)
+		p[j] = Seconds(at(r))
 		if frac != 0 {
-			p[j] = lerp(p[j], Seconds(buf[lo+1]), frac)
+			p[j] = lerp(p[j], Seconds(at(r+1)), frac)
 		}
 	}
-	return Seconds(buf[n-1]), p, buf
+	return Seconds(hi), p, buf
 }
 
-// selectRanks rearranges a so that each index in ranks holds the value a sort would put there.
-// Each step splits a part that holds a wanted rank three ways around a pivot (the median of its
-// first, middle and last values): below, equal, above. The equal run is in place, and only the
-// parts that still hold a wanted rank are split again; short parts are sorted directly.
-func selectRanks(a []int64, ranks []int) {
-	lo, hi := 0, len(a)-1
-	var stack [64][2]int
-	sp := 0
+// numBuckets is how many buckets each counting pass divides its range into: about twice the gaps
+// of a usual reply, so that a wanted rank's bucket holds few values even when one long stall
+// stretches the range tenfold.
+const (
+	bucketBits = 9
+	numBuckets = 1 << bucketBits
+)
+
+// smallSelect is the size below which selectRanks sorts instead of counting: counting clears and
+// walks 512 buckets, which costs more than sorting a few values.
+const smallSelect = 24
+
+// selectRanks sets vals[k] to the value a sort of a would put at index ranks[k]-base. ranks ascend
+// (repeats allowed) and lie in [base, base+len(a)); every value of a lies in [lo, hi]. a is
+// reordered, and scratch, of at least len(a) values, is overwritten.
+//
+// One counting pass puts each value in one of 512 equal buckets of [lo, hi] and finds the bucket
+// of each wanted rank; a second pass copies the values of only those buckets to scratch, grouped by
+// bucket, and each group is selected from in turn, with a the scratch of the next level. A bucket
+// is 512 times narrower than its range, so after at most eight levels a group's values are equal.
+func selectRanks(a []int64, lo, hi int64, ranks []int, base int, vals []int64, scratch []int64) {
 	for {
-		if lo < hi && hasRank(ranks, lo, hi) {
-			if hi-lo < 12 {
-				insertionSort(a[lo : hi+1])
-			} else if sp < len(stack) {
-				i, j := partition3(a, lo, hi) // a[i:j] equal the pivot, in place
-				stack[sp] = [2]int{j, hi}
-				sp++
-				hi = i - 1
-				continue
-			} else {
-				insertionSort(a[lo : hi+1]) // a pathological depth: finish this part directly
+		if lo == hi {
+			for k := range ranks {
+				vals[k] = lo
 			}
-		}
-		if sp == 0 {
 			return
 		}
-		sp--
-		lo, hi = stack[sp][0], stack[sp][1]
-	}
-}
-
-// hasRank reports whether a wanted rank lies in [lo, hi].
-func hasRank(ranks []int, lo, hi int) bool {
-	for _, r := range ranks {
-		if r >= lo && r <= hi {
-			return true
+		if len(a) <= smallSelect {
+			insertionSort(a)
+			for k, r := range ranks {
+				vals[k] = a[r-base]
+			}
+			return
 		}
+		// The values' distance from lo as unsigned numbers: hi-lo fits even where it would overflow
+		// an int64.
+		shift := uint(bits.Len64((uint64(hi) - uint64(lo)) >> bucketBits))
+		// count, and per block of 16 buckets, so that finding a rank's bucket skips the empty and
+		// the lower ones 16 at a time.
+		var count [numBuckets]int32
+		var blocks [numBuckets / 16]int32
+		for _, v := range a {
+			b := ((uint64(v) - uint64(lo)) >> shift) & (numBuckets - 1)
+			count[b]++
+			blocks[b/16]++
+		}
+
+		// The group of each bucket a wanted rank falls in: the bucket, where its values start in
+		// the sorted order, and where they go in scratch.
+		type group struct {
+			bucket      int
+			first, size int // the bucket's values are first..first+size-1 in the sorted order
+			at          int // their place in scratch
+		}
+		var groups [numRanks + 1]group // groups[0] is unused
+		ng, k, placed := 0, 0, 0
+		b, before := 0, base // before: the values in the buckets below b, after base
+		for k < len(ranks) {
+			for r := ranks[k]; ; { // to the bucket of rank r
+				if b%16 == 0 && before+int(blocks[b/16]) <= r {
+					before += int(blocks[b/16])
+					b += 16
+				} else if before+int(count[b]) <= r {
+					before += int(count[b])
+					b++
+				} else {
+					break
+				}
+			}
+			c := int(count[b])
+			ng++
+			groups[ng] = group{bucket: b, first: before, size: c, at: placed}
+			count[b] = -int32(ng) // the bucket's group, from now on
+			placed += c
+			for k < len(ranks) && ranks[k] < before+c {
+				k++
+			}
+			before += c
+			b++
+		}
+		bucketRange := func(b int) (int64, int64) {
+			blo := uint64(lo) + uint64(b)<<shift
+			return int64(blo), int64(blo + min(uint64(1)<<shift-1, uint64(hi)-blo))
+		}
+		if ng == 1 && groups[1].size == len(a) {
+			// Every value is in one bucket: count again within it, with nothing to move.
+			lo, hi = bucketRange(groups[1].bucket)
+			continue
+		}
+
+		// The values of the wanted buckets, grouped: a wanted bucket's count is now minus its group.
+		// Most values are in no wanted bucket, so the branch is mostly not taken, and predicted.
+		var next [numRanks + 1]int
+		for g := 1; g <= ng; g++ {
+			next[g] = groups[g].at
+		}
+		for _, v := range a {
+			if c := count[((uint64(v)-uint64(lo))>>shift)&(numBuckets-1)]; c < 0 {
+				g := -c
+				scratch[next[g]] = v
+				next[g]++
+			}
+		}
+		k = 0
+		for g := 1; g <= ng; g++ {
+			gr := groups[g]
+			m := 0 // the group's ranks are the next m
+			for k+m < len(ranks) && ranks[k+m] < gr.first+gr.size {
+				m++
+			}
+			blo, bhi := bucketRange(gr.bucket)
+			selectRanks(scratch[gr.at:gr.at+gr.size], blo, bhi, ranks[k:k+m], gr.first, vals[k:k+m], a)
+			k += m
+		}
+		return
 	}
-	return false
 }
 
-// partition3 rearranges a[lo:hi+1] into a[lo:i] below the pivot, a[i:j] equal to it and a[j:hi+1]
-// above it, and returns i and j; the pivot is one of the values, so j > i and both other parts are
-// shorter than the whole. Gaps in random order make a comparison's branch unpredictable, and a
-// mispredicted branch costs more than the comparison: both passes therefore swap every element and
-// advance the boundary by the comparison's result as a number (the sign of a difference: the gaps
-// of a timeline lie within MaxDuration of each other, far from overflowing).
-func partition3(a []int64, lo, hi int) (i, j int) {
-	x, y, z := a[lo], a[lo+(hi-lo)/2], a[hi]
-	pivot := max(min(x, y), min(max(x, y), z))
-	part := a[lo : hi+1]
-	n := 0
-	for k, v := range part { // below the pivot to the front
-		part[k] = part[n]
-		part[n] = v
-		n += int(uint64(v-pivot) >> 63)
-	}
-	m := n
-	for k := n; k < len(part); k++ { // then the values equal to it (at most the pivot, of those left)
-		v := part[k]
-		part[k] = part[m]
-		part[m] = v
-		m += int(uint64(pivot-v)>>63) ^ 1
-	}
-	return lo + n, lo + m
-}
-
-func insertionSort(a []int64) {
+func insertionSort[T int | int64](a []T) {
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {
 			a[j], a[j-1] = a[j-1], a[j]
