@@ -6,8 +6,9 @@
 // (e2e/load_test.go) sends it, and kept as the encoded OTLP export requests. Every run replays
 // those same bytes over OTLP/gRPC at the target rate to a fresh collector, whose exporter sends
 // to a sink in this process that counts spans and metric observations, so that zero loss is
-// checked on every run. The collector's CPU is read from /proc/PID/stat from the start of the
-// replay to the end of the drain, its peak RSS from VmHWM. Configurations are interleaved, their
+// checked on every run. The collector's CPU runs from the start of the replay (/proc/PID/stat) to
+// its exit (rusage), the shutdown's flush of the connector's last metrics included, its peak RSS
+// from VmHWM. Configurations are interleaved, their
 // order rotated each round; the report gives medians and the median of the per-round ratios to
 // pass-through.
 //
