@@ -177,6 +177,9 @@ func TestConfigs(t *testing.T) {
 		if strings.Contains(y, "{{") || strings.Contains(y, "pprof") {
 			t.Errorf("%s:\n%s", c.name, y)
 		}
+		if !strings.Contains(y, "metrics_flush_interval: 15s\n") {
+			t.Errorf("%s: no flush interval of 15s:\n%s", c.name, y)
+		}
 		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "none", 2*time.Second); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
 			t.Errorf("%s with pprof:\n%s", c.name, p)
 		}
@@ -214,7 +217,14 @@ func TestParseOptions(t *testing.T) {
 	if o.seconds != 5 || o.rounds != 2 || o.rate != 1000 || o.chunks != 200 || len(o.profile) != 0 || len(o.loads) != 1 {
 		t.Errorf("%+v", o)
 	}
-	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-compression", "lz4"}} {
+	if o.flush != 15*time.Second { // the connector's default, as a user runs it
+		t.Errorf("flush %v by default", o.flush)
+	}
+	if o, err := parseOptions([]string{"-flush", "2s"}); err != nil || o.flush != 2*time.Second {
+		t.Errorf("-flush 2s: %v, %+v", err, o)
+	}
+	for _, args := range [][]string{{"-loads", "json"}, {"-configs", "nope"}, {"-loads", "compact", "-profile", "full:events"}, {"-profile", "nope:compact"}, {"-rate", "0"}, {"-compression", "lz4"},
+		{"-flush", "10ms"}, {"-flush", "2h"}} {
 		if _, err := parseOptions(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
