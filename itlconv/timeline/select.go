@@ -12,10 +12,10 @@ import "math/bits"
 // tells which of 512 buckets of that range each wanted rank falls in, and only the few gaps in
 // those buckets need any further work. A quickselect moves every gap at least twice, with
 // comparisons whose outcome the CPU cannot predict (every gap of a span is new to it), or pays for
-// that with branch-free partitions: BenchmarkGapPercentiles gives 1.7 µs for 199 gaps against
-// 3.0 µs for the branch-free quickselect this replaced, and 1.9 against 2.3 µs on gaps of whole
-// milliseconds with a stall, where many gaps are equal. And whatever the gaps, it takes at most
-// eight counting passes: no input makes it quadratic.
+// that with branch-free partitions: BenchmarkGapPercentiles gives 1.5 µs for 199 gaps against
+// 2.8 µs for the branch-free quickselect this replaced, and 1.9 against 2.2 µs on gaps of whole
+// milliseconds with a stall, where many gaps are equal (BENCHMARKS.md). And whatever the gaps, it
+// takes at most eight counting passes: no input makes it quadratic.
 
 // gapQuantiles are the quantiles Compute reports.
 var gapQuantiles = [3]float64{0.50, 0.90, 0.99}
