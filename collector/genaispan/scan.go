@@ -146,7 +146,8 @@ var fieldsByLen = func() (t [maxKeyLen + 1][]field) {
 	return t
 }()
 
-// maxKeyLen is the length of the longest key in keyOf.
+// maxKeyLen bounds the length of every key in keyOf (the longest has 43 bytes): a longer key would
+// make fieldsByLen's construction panic at start, and TestKeyOf with it.
 const maxKeyLen = 64
 
 // fieldOf maps an attribute key to its field, or numFields when the reader ignores it.
