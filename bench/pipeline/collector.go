@@ -22,7 +22,11 @@ type config struct {
 	metrics bool // the itl_metrics connector runs: the sink must get one gap observation per gap
 	// events is true for a configuration that only differs from another on event timelines.
 	eventsOnly bool
-	yaml       string
+	// input, if not empty, is the variant of the load the collector is fed instead of the load as
+	// sent, made once in the harness before the rounds: "annotated" (as the itl processor annotates
+	// it) or "reencoded" (decoded and encoded again by pdata, the control for annotated).
+	input string
+	yaml  string
 }
 
 const common = `
@@ -54,18 +58,36 @@ const batch = `
     timeout: 200ms
 `
 
-var configs = []config{
-	{
-		name:  "passthrough",
-		about: "OTLP receiver -> batch -> OTLP exporter",
-		yaml: common + "processors:" + batch + `
+var passthroughYAML = common + "processors:" + batch + `
 service:
   pipelines:
     traces:
       receivers: [otlp]
       processors: [batch]
       exporters: [otlp/sink]
-`,
+`
+
+var configs = []config{
+	{
+		name:  "passthrough",
+		about: "OTLP receiver -> batch -> OTLP exporter",
+		yaml:  passthroughYAML,
+	},
+	{
+		// What carrying the span contract's annotations costs, with none of our code in the
+		// collector: every configuration that annotates spans pays at least this much.
+		name:  "annotated",
+		about: "passthrough, fed the spans as the itl processor annotates them (annotated once in the harness, before the rounds)",
+		input: "annotated",
+		yaml:  passthroughYAML,
+	},
+	{
+		// The control for annotated: the same requests, decoded and encoded again by pdata as
+		// annotated's are, without the annotations.
+		name:  "reencoded",
+		about: "passthrough, fed the spans as annotated's are made but not annotated: decoded and encoded again by pdata",
+		input: "reencoded",
+		yaml:  passthroughYAML,
 	},
 	{
 		name:    "full",

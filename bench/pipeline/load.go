@@ -6,6 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -14,6 +18,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -31,6 +36,13 @@ type load struct {
 	reqs     [][]byte
 	reqSpans []int // spans in each request
 	bytes    int64 // sum of len(reqs)
+
+	// variants are reqs changed for the configurations fed something else (config.input), made by
+	// makeVariants: "annotated", as the itl processor (its defaults) annotates them, and
+	// "reencoded", decoded and encoded again by pdata as annotated is, without the annotations.
+	// variantBytes are the sums of their lengths.
+	variants     map[string][][]byte
+	variantBytes map[string]int64
 }
 
 func (l *load) chunkCount() int64 { return l.spans * int64(l.chunks) }
@@ -132,4 +144,51 @@ func schedule(reqSpans []int, rate int) []time.Duration {
 		before += int64(n)
 	}
 	return due
+}
+
+// makeVariants sets ld.variants: every request decoded, annotated by the itl processor with its
+// default configuration, and encoded again, as the full pipeline's processor leaves them (the
+// batch processor only regroups spans); and, as the control, every request decoded and encoded
+// again without it. Fed to a pass-through collector, the two tell what carrying the annotations
+// costs a collector (decoding, batching, encoding, compressing and sending them) without any of
+// our code running in it.
+func makeVariants(ld *load) error {
+	ctx := context.Background()
+	f := itlprocessor.NewFactory()
+	out := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), out)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(ctx, componenttest.NewNopHost()); err != nil {
+		return err
+	}
+	defer func() { _ = p.Shutdown(ctx) }()
+	ld.variants = map[string][][]byte{"annotated": make([][]byte, len(ld.reqs)), "reencoded": make([][]byte, len(ld.reqs))}
+	ld.variantBytes = map[string]int64{}
+	for i, b := range ld.reqs {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+		re, err := req.MarshalProto()
+		if err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+		out.Reset()
+		if err := p.ConsumeTraces(ctx, req.Traces()); err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+		if len(out.AllTraces()) != 1 || out.SpanCount() != ld.reqSpans[i] {
+			return fmt.Errorf("request %d: the processor passed on %d spans of %d", i, out.SpanCount(), ld.reqSpans[i])
+		}
+		a, err := ptraceotlp.NewExportRequestFromTraces(out.AllTraces()[0]).MarshalProto()
+		if err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+		ld.variants["annotated"][i], ld.variants["reencoded"][i] = a, re
+		ld.variantBytes["annotated"] += int64(len(a))
+		ld.variantBytes["reencoded"] += int64(len(re))
+	}
+	return nil
 }

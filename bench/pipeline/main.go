@@ -83,7 +83,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
 	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
-	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), and processor or connector (full without the other component)")
+	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), and annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
@@ -217,6 +217,14 @@ func run(o options) error {
 		}
 		ld.kind, ld.name = name, fmt.Sprintf("%s-%d", name, chunks)
 		logf("load %s: %d generations in %d requests, %.1f MB, generated in %v", ld.name, ld.spans, len(ld.reqs), float64(ld.bytes)/1e6, time.Since(t).Round(time.Millisecond))
+		if o.runs("annotated") || o.runs("reencoded") {
+			if err := makeVariants(ld); err != nil {
+				return fmt.Errorf("annotating the %s load: %w", ld.name, err)
+			}
+			for _, v := range []string{"reencoded", "annotated"} {
+				logf("load %s %s: %.1f MB (%+.1f B per span)", ld.name, v, float64(ld.variantBytes[v])/1e6, float64(ld.variantBytes[v]-ld.bytes)/float64(ld.spans))
+			}
+		}
 		loads = append(loads, ld)
 	}
 
@@ -278,6 +286,19 @@ func run(o options) error {
 		}
 	}
 	return nil
+}
+
+// runs tells whether the configuration named runs, in the rounds or profiled.
+func (o options) runs(name string) bool {
+	if slices.Contains(o.configs, name) {
+		return true
+	}
+	for _, p := range o.profile {
+		if c, _, _ := strings.Cut(p, ":"); c == name {
+			return true
+		}
+	}
+	return false
 }
 
 // configsFor is the configurations that run on ld, in the order asked.

@@ -3,17 +3,13 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
@@ -96,6 +92,99 @@ func TestGenerateAndCountSpans(t *testing.T) {
 	}
 	if _, err := countSpans([]byte{0x0a, 0x05, 0x12}); err == nil {
 		t.Error("a truncated request was counted")
+	}
+}
+
+// The annotated load is the load as sent plus the processor's annotations, and nothing else: its
+// spans carry the figures, every attribute sent is kept, the only ones added are the figures the
+// client does not write itself (it writes the time to first chunk and the chunk count), and pdata's
+// own encoding of a request as sent is within 2 bytes a span of the SDK's (it writes the empty
+// status), so that the two loads differ by what the processor adds.
+func TestAnnotate(t *testing.T) {
+	added := map[string]bool{string(itlconv.TPOTKey): true, string(itlconv.GapP50Key): true, string(itlconv.GapP90Key): true,
+		string(itlconv.GapP99Key): true, string(itlconv.GapMaxKey): true, string(itlconv.StallsKey): true}
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingCompact, otelitl.EncodingEvents} {
+		ld, err := generate(50, 20, 2, 30, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := makeVariants(ld); err != nil {
+			t.Fatal(err)
+		}
+		want := shape{timeline: "compact", figures: true}
+		if enc == otelitl.EncodingEvents {
+			want.timeline = "events"
+		}
+		annotated, reencoded := ld.variants["annotated"], ld.variants["reencoded"]
+		if len(annotated) != len(ld.reqs) || len(reencoded) != len(ld.reqs) {
+			t.Fatalf("%v: %d annotated and %d reencoded requests of %d", enc, len(annotated), len(reencoded), len(ld.reqs))
+		}
+		var sum, sumRe int64
+		for i, b := range annotated {
+			sum += int64(len(b))
+			sumRe += int64(len(reencoded[i]))
+			orig := ptraceotlp.NewExportRequest()
+			if err := orig.UnmarshalProto(ld.reqs[i]); err != nil {
+				t.Fatal(err)
+			}
+			again, err := orig.MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, reencoded[i]) {
+				t.Errorf("%v, request %d: the reencoded request is not pdata's encoding of the one sent", enc, i)
+			}
+			if d := len(again) - len(ld.reqs[i]); d < 0 || d > 2*ld.reqSpans[i] {
+				t.Errorf("%v, request %d: pdata encodes it in %d B, sent as %d", enc, i, len(again), len(ld.reqs[i]))
+			}
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(b); err != nil {
+				t.Fatal(err)
+			}
+			if n := req.Traces().SpanCount(); n != ld.reqSpans[i] {
+				t.Fatalf("%v, request %d: %d spans of %d", enc, i, n, ld.reqSpans[i])
+			}
+			spans := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			origSpans := orig.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+			for k := range spans.Len() {
+				sp, o := spans.At(k), origSpans.At(k)
+				if sh := shapeOf(sp); sh != want {
+					t.Errorf("%v, request %d: a span is %s", enc, i, sh)
+				}
+				if sp.Events().Len() != o.Events().Len() {
+					t.Errorf("%v, request %d, span %d: %d events of %d", enc, i, k, sp.Events().Len(), o.Events().Len())
+				}
+				for key, v := range o.Attributes().All() {
+					if got, ok := sp.Attributes().Get(key); !ok || !got.Equal(v) {
+						t.Errorf("%v, request %d, span %d: %s is %v, sent %v", enc, i, k, key, got.AsRaw(), v.AsRaw())
+					}
+				}
+				n := 0
+				for key := range sp.Attributes().All() {
+					if _, sent := o.Attributes().Get(key); !sent {
+						n++
+						if !added[key] {
+							t.Errorf("%v, request %d, span %d: %s added", enc, i, k, key)
+						}
+					}
+				}
+				if n != len(added) {
+					t.Errorf("%v, request %d, span %d: %d attributes added, not %d", enc, i, k, n, len(added))
+				}
+			}
+		}
+		if sum != ld.variantBytes["annotated"] || sumRe != ld.variantBytes["reencoded"] || sum <= sumRe {
+			t.Errorf("%v: annotated %d B (counted %d), reencoded %d B (counted %d)", enc, sum, ld.variantBytes["annotated"], sumRe, ld.variantBytes["reencoded"])
+		}
+	}
+	ev := &load{encoding: otelitl.EncodingEvents}
+	a, _ := configByName("annotated")
+	if a.input != "annotated" || a.metrics || a.expect(ev) != (shape{timeline: "events", figures: true}) {
+		t.Errorf("the annotated configuration: %+v", a)
+	}
+	r, _ := configByName("reencoded")
+	if r.input != "reencoded" || r.metrics || r.expect(ev) != (shape{timeline: "events"}) {
+		t.Errorf("the reencoded configuration: %+v", r)
 	}
 }
 
@@ -196,6 +285,13 @@ func TestConfigs(t *testing.T) {
 	}
 }
 
+func TestOptionsRuns(t *testing.T) {
+	o := options{configs: []string{"passthrough", "full"}, profile: []string{"annotated:events"}}
+	if !o.runs("full") || !o.runs("annotated") || o.runs("drop_timeline") {
+		t.Error("runs")
+	}
+}
+
 func TestParseOptions(t *testing.T) {
 	t.Setenv("PIPELINE_SECONDS", "5")
 	if o, err := parseOptions([]string{"-seconds", "20", "-profile", "full,compact_events:events"}); err != nil || len(o.profile) != 2 {
@@ -250,7 +346,10 @@ func BenchmarkExportGzip(b *testing.B) {
 		}
 		raw := ld.reqs[0]
 		if strings.HasSuffix(c.name, "-annotated") { // as the full pipeline exports them
-			raw = annotated(b, raw)
+			if err := makeVariants(ld); err != nil {
+				b.Fatal(err)
+			}
+			raw = ld.variants["annotated"][0]
 		}
 		if c.name == "none" { // one chunk: no gaps; drop its offsets as drop_timeline would
 			req := ptraceotlp.NewExportRequest()
@@ -287,25 +386,62 @@ func BenchmarkExportGzip(b *testing.B) {
 	}
 }
 
-// annotated returns the OTLP request raw after the itl processor, at its defaults, annotated its
-// spans: what the full pipeline exports.
-func annotated(b *testing.B, raw []byte) []byte {
-	req := ptraceotlp.NewExportRequest()
-	if err := req.UnmarshalProto(raw); err != nil {
-		b.Fatal(err)
+// BenchmarkCarry measures what carrying the itl processor's annotations costs the stages of a
+// pass-through collector that handle every byte of a span: the receiver's decoding, the exporter's
+// encoding and its gzip (together three quarters of a pass-through's CPU in bench-pipeline's
+// profiles). Each iteration takes one request of 100 spans through the three, with and without the
+// annotations (the same request, encoded by pdata both times), in alternating order, so that both
+// sides see the same machine; annotated/plain is the ratio of their times. bench-pipeline's
+// annotated and reencoded configurations measure the same end to end, with more noise.
+func BenchmarkCarry(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		chunks int
+		enc    otelitl.Encoding
+	}{{"compact-200", 200, otelitl.EncodingCompact}, {"events-100", 100, otelitl.EncodingEvents}} {
+		ld, err := generate(100, c.chunks, 1, 100, c.enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := makeVariants(ld); err != nil {
+			b.Fatal(err)
+		}
+		plain, annotated, spans := ld.variants["reencoded"][0], ld.variants["annotated"][0], float64(ld.reqSpans[0])
+		b.Run("load="+c.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			carry := func(raw []byte) time.Duration {
+				t := time.Now()
+				req := ptraceotlp.NewExportRequest()
+				if err := req.UnmarshalProto(raw); err != nil {
+					b.Fatal(err)
+				}
+				out, err := req.MarshalProto()
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				zw.Reset(&buf)
+				_, _ = zw.Write(out)
+				_ = zw.Close()
+				return time.Since(t)
+			}
+			var tPlain, tAnnotated time.Duration
+			n := 0
+			for b.Loop() {
+				if n%2 == 0 {
+					tPlain += carry(plain)
+					tAnnotated += carry(annotated)
+				} else {
+					tAnnotated += carry(annotated)
+					tPlain += carry(plain)
+				}
+				n++
+			}
+			b.ReportMetric(float64(tPlain.Nanoseconds())/float64(n)/spans, "plain-ns/span")
+			b.ReportMetric(float64(tAnnotated.Nanoseconds())/float64(n)/spans, "annotated-ns/span")
+			b.ReportMetric(float64(tAnnotated-tPlain)/float64(tPlain), "added/plain")
+			b.ReportMetric(float64(len(annotated)-len(plain))/spans, "added-B/span")
+		})
 	}
-	f := itlprocessor.NewFactory()
-	sink := new(consumertest.TracesSink)
-	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.ConsumeTraces(context.Background(), req.Traces()); err != nil {
-		b.Fatal(err)
-	}
-	out, err := ptraceotlp.NewExportRequestFromTraces(sink.AllTraces()[0]).MarshalProto()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return out
 }

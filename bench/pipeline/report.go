@@ -69,8 +69,13 @@ func formatReport(o options, loads []*load, results []result, profiles []profile
 	fmt.Fprintf(&w, "Medians over rounds; \"vs pass-through\" is the median of the per-round ratios (min-max).\n")
 	for _, ld := range loads {
 		fmt.Fprintf(&w, "\n### Load %s: %d generations/s x %d chunks (%s) for %d s\n\n", ld.name, o.rate, ld.chunks, ld.encoding, o.seconds)
-		fmt.Fprintf(&w, "%d generations, %d chunks, %d gaps, %d stalls; %d OTLP export requests of %d spans, %.1f MB (%.0f B per span), replayed as the same bytes to every configuration\n\n",
+		fmt.Fprintf(&w, "%d generations, %d chunks, %d gaps, %d stalls; %d OTLP export requests of %d spans, %.1f MB (%.0f B per span), replayed as the same bytes to every configuration",
 			ld.spans, ld.chunkCount(), ld.gaps, ld.stalls, len(ld.reqs), o.batch, float64(ld.bytes)/1e6, float64(ld.bytes)/float64(ld.spans))
+		if ld.variants != nil {
+			fmt.Fprintf(&w, " (annotated: the same requests as the itl processor annotates them, %.0f B per span; reencoded: decoded and encoded again by pdata, %.0f B per span)",
+				float64(ld.variantBytes["annotated"])/float64(ld.spans), float64(ld.variantBytes["reencoded"])/float64(ld.spans))
+		}
+		fmt.Fprintf(&w, "\n\n")
 		fmt.Fprintf(&w, "| configuration | CPU s / M chunks | vs pass-through | peak RSS MiB | vs pass-through | spans delivered / sent | gap observations / gaps | metric points | exported B/span | zero loss |\n")
 		fmt.Fprintf(&w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		base := byRound(results, ld.name, "passthrough")
@@ -109,6 +114,10 @@ func formatReport(o options, loads []*load, results []result, profiles []profile
 				median(spans), ld.spans, gapText, median(points), median(bps), loss)
 		}
 		fmt.Fprintln(&w)
+		if a, re := byRound(results, ld.name, "annotated"), byRound(results, ld.name, "reencoded"); len(a) > 0 && len(re) > 0 {
+			fmt.Fprintf(&w, "What carrying the annotations costs: annotated against reencoded (the same requests, encoded alike, without them), per round: %s\n\n",
+				ratioText(pairedRatios(a, re)))
+		}
 		for _, c := range configsFor(o.configs, ld) {
 			fmt.Fprintf(&w, "- %s: %s\n", c.name, c.about)
 		}

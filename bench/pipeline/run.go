@@ -45,9 +45,9 @@ func (c config) expect(ld *load) shape {
 		enc = "events"
 	}
 	switch c.name {
-	case "passthrough":
+	case "passthrough", "reencoded":
 		return shape{timeline: enc}
-	case "full", "processor":
+	case "full", "processor", "annotated":
 		return shape{timeline: enc, figures: true}
 	case "connector":
 		return shape{timeline: enc}
@@ -112,7 +112,13 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 			profErr = fetchProfile(pprofAddr, o.profileSeconds, profilePath)
 		})
 	}
-	r.sent, r.maxLag, r.retries, err = replay(otlpAddr, ld, o.rate)
+	reqs := ld.reqs
+	if c.input != "" {
+		if reqs = ld.variants[c.input]; reqs == nil {
+			return r, fmt.Errorf("the %s variant of the load was not made", c.input)
+		}
+	}
+	r.sent, r.maxLag, r.retries, err = replay(otlpAddr, reqs, ld.reqSpans, o.rate)
 	if err != nil {
 		return r, fmt.Errorf("replay: %w\n%s", err, col.logTail())
 	}
@@ -187,10 +193,11 @@ func check(s sinkCounts, ld *load, c config) []string {
 	return p
 }
 
-// replay sends ld's requests to addr as they are, at rate generations per second (each request
-// when the spans before it have had their time), from 4 senders so that one slow answer does not
-// hold the load back. A request the collector refuses is sent again (and counted), up to 10 times.
-func replay(addr string, ld *load, rate int) (elapsed, maxLag time.Duration, retries int64, err error) {
+// replay sends the requests reqs, of reqSpans spans each, to addr as they are, at rate
+// generations per second (each request when the spans before it have had their time), from 4
+// senders so that one slow answer does not hold the load back. A request the collector refuses is
+// sent again (and counted), up to 10 times.
+func replay(addr string, reqs [][]byte, reqSpans []int, rate int) (elapsed, maxLag time.Duration, retries int64, err error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallSendMsgSize(256<<20), grpc.MaxCallRecvMsgSize(256<<20)))
 	if err != nil {
@@ -198,7 +205,7 @@ func replay(addr string, ld *load, rate int) (elapsed, maxLag time.Duration, ret
 	}
 	defer conn.Close()
 	ctx := context.Background()
-	due := schedule(ld.reqSpans, rate)
+	due := schedule(reqSpans, rate)
 	var next, lag, retried atomic.Int64
 	var mu sync.Mutex
 	var firstErr error
@@ -208,7 +215,7 @@ func replay(addr string, ld *load, rate int) (elapsed, maxLag time.Duration, ret
 		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= len(ld.reqs) {
+				if k >= len(reqs) {
 					return
 				}
 				at := begin.Add(due[k])
@@ -227,7 +234,7 @@ func replay(addr string, ld *load, rate int) (elapsed, maxLag time.Duration, ret
 						retried.Add(1)
 						time.Sleep(100 * time.Millisecond)
 					}
-					if err = conn.Invoke(ctx, traceExportMethod, &ld.reqs[k], &resp); err == nil {
+					if err = conn.Invoke(ctx, traceExportMethod, &reqs[k], &resp); err == nil {
 						break
 					}
 				}
