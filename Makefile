@@ -121,8 +121,8 @@ bench: $(BENCHSTAT)
 
 ## bench-pipeline: the built collector end to end (issue 14): pass-through against our components on
 ## one generated load, replayed as the same OTLP bytes to each configuration, interleaved over
-## rounds; CPU per million chunks, peak RSS, zero loss, ratios to pass-through, what carrying the
-## processor's annotations alone costs (annotated against reencoded), a CPU profile.
+## rounds; CPU per million chunks, peak RSS, zero loss, ratios to pass-through, what receiving and
+## exporting the processor's annotations costs (annotated against reencoded), a CPU profile.
 ## Table in bench-pipeline.txt. PIPELINE_RATE, PIPELINE_CHUNKS, PIPELINE_SECONDS, PIPELINE_ROUNDS,
 ## PIPELINE_FLUSH (defaults 1000, 200, 20, 3, 15s, the connector's own; see `cd bench && go run ./pipeline -h`). About 17 minutes.
 bench-pipeline:

@@ -26,7 +26,10 @@ type config struct {
 	// sent, made once in the harness before the rounds: "annotated" (as the itl processor annotates
 	// it) or "reencoded" (decoded and encoded again by pdata, the control for annotated).
 	input string
-	yaml  string
+	// base, if not empty, is the configuration this one is also compared with, per round, besides
+	// passthrough (the report prints the ratio).
+	base string
+	yaml string
 }
 
 const common = `
@@ -67,7 +70,36 @@ service:
       exporters: [otlp/sink]
 `
 
-var configs = []config{
+// configs are every configuration: the batch processor's, then the same batching in the exporter.
+var configs = append(baseConfigs,
+	config{
+		name:  "passthrough_eb",
+		about: "receiver -> exporter, batching in the exporter's sending queue (sending_queue::batch: 2048 spans or 200ms) instead of the batch processor",
+		yaml:  exporterBatching(passthroughYAML),
+	},
+	config{
+		// The exporter's batcher declares that it changes the data, so the collector copies every
+		// request for it when the connector reads the same requests.
+		name:    "full_eb",
+		about:   "receiver -> itl -> [itl_metrics, exporter]; itl_metrics -> exporter, batching in the exporter",
+		metrics: true,
+		base:    "passthrough_eb",
+		yaml:    exporterBatching(fullYAML),
+	})
+
+var fullYAML = common + "processors:\n  itl:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`
+
+var baseConfigs = []config{
 	{
 		name:  "passthrough",
 		about: "OTLP receiver -> batch -> OTLP exporter",
@@ -77,6 +109,7 @@ var configs = []config{
 		// What carrying the span contract's annotations costs, with none of our code in the
 		// collector: every configuration that annotates spans pays at least this much.
 		name:  "annotated",
+		base:  "reencoded",
 		about: "passthrough, fed the spans as the itl processor annotates them (annotated once in the harness, before the rounds)",
 		input: "annotated",
 		yaml:  passthroughYAML,
@@ -93,17 +126,7 @@ var configs = []config{
 		name:    "full",
 		about:   "receiver -> itl -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter",
 		metrics: true,
-		yaml: common + "processors:\n  itl:" + batch + `
-service:
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [itl, batch]
-      exporters: [itl_metrics, otlp/sink]
-    metrics:
-      receivers: [itl_metrics]
-      exporters: [otlp/sink]
-`,
+		yaml:    fullYAML,
 	},
 	{
 		name:  "processor",
@@ -146,6 +169,16 @@ service:
 		eventsOnly: true,
 		yaml:       common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout,
 	},
+}
+
+// exporterBatching moves a configuration's batching from the batch processor into the exporter
+// (exporterhelper's sending_queue::batch, with the batch processor's size and timeout).
+func exporterBatching(yaml string) string {
+	y := strings.Replace(yaml, "      queue_size: 20000\n", "      queue_size: 20000\n      batch:\n        flush_timeout: 200ms\n        min_size: 2048\n        sizer: items\n", 1)
+	y = strings.ReplaceAll(y, "      processors: [batch]\n", "")
+	y = strings.ReplaceAll(y, ", batch]", "]")
+	y = strings.Replace(y, "processors:"+batch, "", 1)
+	return strings.Replace(y, batch, "\n", 1)
 }
 
 // storeLayout is the pipeline layout of collector/itlprocessor/README.md ("Pipeline: keep per-gap

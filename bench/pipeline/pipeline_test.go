@@ -285,6 +285,49 @@ func TestConfigs(t *testing.T) {
 	}
 }
 
+// The _eb configurations batch in the exporter, with the batch processor's size and timeout, and
+// have no batch processor; everything else is as in the configuration they come from.
+func TestExporterBatching(t *testing.T) {
+	for _, n := range []string{"passthrough_eb", "full_eb"} {
+		c, ok := configByName(n)
+		if !ok {
+			t.Fatalf("no %s", n)
+		}
+		y := c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip", 15*time.Second)
+		if strings.Contains(y, "batch]") || strings.Contains(y, "  batch:\n    send_batch_size") ||
+			!strings.Contains(y, "      batch:\n        flush_timeout: 200ms\n        min_size: 2048\n        sizer: items\n") {
+			t.Errorf("%s:\n%s", n, y)
+		}
+	}
+	f, _ := configByName("full_eb")
+	if !f.metrics || f.base != "passthrough_eb" || !strings.Contains(f.yaml, "processors: [itl]\n      exporters: [itl_metrics, otlp/sink]") {
+		t.Errorf("full_eb: %+v", f)
+	}
+	p, _ := configByName("passthrough_eb")
+	if strings.Contains(p.yaml, "processors") {
+		t.Errorf("passthrough_eb has processors:\n%s", p.yaml)
+	}
+	if p.expect(&load{encoding: otelitl.EncodingCompact}) != (shape{timeline: "compact"}) || f.expect(&load{encoding: otelitl.EncodingEvents}) != (shape{timeline: "events", figures: true}) {
+		t.Error("expected shapes")
+	}
+}
+
+// The report compares a configuration with its base per round, besides pass-through.
+func TestReportBase(t *testing.T) {
+	ld := &load{name: "events-100", kind: "events", encoding: otelitl.EncodingEvents, chunks: 100, spans: 10, reqs: [][]byte{{}}}
+	o := options{configs: []string{"passthrough", "reencoded", "annotated"}, rounds: 2, rate: 1, seconds: 1, batch: 10, compression: "gzip", flush: 15 * time.Second}
+	var rs []result
+	for round, cpu := range [][3]float64{{1.0, 1.0, 1.05}, {1.0, 1.1, 1.21}} {
+		for i, c := range o.configs {
+			rs = append(rs, result{load: ld.name, config: c, round: round, chunks: 1e6, cpu: time.Duration(cpu[i] * float64(time.Second))})
+		}
+	}
+	out := formatReport(o, []*load{ld}, rs, nil)
+	if !strings.Contains(out, "annotated against reencoded, per round: 1.075 (1.050-1.100)") || strings.Contains(out, "reencoded against") {
+		t.Errorf("report:\n%s", out)
+	}
+}
+
 func TestOptionsRuns(t *testing.T) {
 	o := options{configs: []string{"passthrough", "full"}, profile: []string{"annotated:events"}}
 	if !o.runs("full") || !o.runs("annotated") || o.runs("drop_timeline") {

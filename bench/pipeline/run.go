@@ -45,9 +45,9 @@ func (c config) expect(ld *load) shape {
 		enc = "events"
 	}
 	switch c.name {
-	case "passthrough", "reencoded":
+	case "passthrough", "reencoded", "passthrough_eb":
 		return shape{timeline: enc}
-	case "full", "processor", "annotated":
+	case "full", "processor", "annotated", "full_eb":
 		return shape{timeline: enc, figures: true}
 	case "connector":
 		return shape{timeline: enc}
