@@ -262,6 +262,9 @@ func TestShortName(t *testing.T) {
 
 func TestConfigs(t *testing.T) {
 	for _, c := range configs {
+		if _, ok := configByName(c.base); c.base != "" && (!ok || c.baseAbout == "") {
+			t.Errorf("%s: base %q unknown or unexplained", c.name, c.base)
+		}
 		y := c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip", 15*time.Second)
 		if strings.Contains(y, "{{") || strings.Contains(y, "pprof") {
 			t.Errorf("%s:\n%s", c.name, y)

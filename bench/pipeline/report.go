@@ -119,11 +119,7 @@ func formatReport(o options, loads []*load, results []result, profiles []profile
 			if c.base == "" || len(v) == 0 || len(b) == 0 {
 				continue
 			}
-			fmt.Fprintf(&w, "%s against %s, per round: %s", c.name, c.base, ratioText(pairedRatios(v, b)))
-			if c.name == "annotated" {
-				fmt.Fprintf(&w, ": what receiving and exporting the annotations costs, with no code of ours in either (BenchmarkCarry separates the exporting, the part every annotating pipeline pays)")
-			}
-			fmt.Fprintf(&w, "\n\n")
+			fmt.Fprintf(&w, "%s against %s, per round: %s: %s\n\n", c.name, c.base, ratioText(pairedRatios(v, b)), c.baseAbout)
 		}
 		for _, c := range configsFor(o.configs, ld) {
 			fmt.Fprintf(&w, "- %s: %s\n", c.name, c.about)
