@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,11 +96,86 @@ func shippedEnv(t *testing.T, config, grpcBackend, httpBackend string) shippedSe
 }
 
 // startShipped starts the built collector with a shipped config and waits for its receivers.
+//
+// A port freePort handed out can be taken before the collector binds it: tests run in parallel,
+// and the attack tests open hundreds of connections, each on an ephemeral port from the same
+// range. A collector that exits because a port is in use is started again on new ports, up to
+// three times.
 func startShipped(t *testing.T, config string, s *shippedSetup) {
 	t.Helper()
-	s.proc = start(t, strings.TrimSuffix(s.name, ".yaml"), s.env, buildCollector(t), "--config", config)
-	waitTCP(t, s.ports.grpc, 30*time.Second)
-	waitTCP(t, s.ports.http, 30*time.Second)
+	for attempt := 1; ; attempt++ {
+		s.proc = start(t, fmt.Sprintf("%s-%d", strings.TrimSuffix(s.name, ".yaml"), attempt), s.env, buildCollector(t), "--config", config)
+		err := waitListening(s.proc, 30*time.Second, s.ports.grpc, s.ports.http)
+		if err == nil {
+			return
+		}
+		if b, _ := os.ReadFile(s.proc.log); attempt < 3 && bytes.Contains(b, []byte("address already in use")) {
+			t.Logf("%s: a port was taken before the collector bound it; starting again on new ports", s.name)
+			s.newPorts(t)
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+// waitListening waits until every addr accepts connections, and fails early if p exits.
+func waitListening(p *proc, timeout time.Duration, addrs ...string) error {
+	deadline := time.Now().Add(timeout)
+	for _, addr := range addrs {
+		for {
+			c, err := dialTCP(addr)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-p.done:
+				return fmt.Errorf("%s exited before listening on %s", p.name, addr)
+			default:
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s not listening within %v", addr, timeout)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// listenerVars are the environment variables of the shipped configs that name a port to listen on.
+var listenerVars = []string{"OTLP_GRPC_ENDPOINT", "OTLP_HTTP_ENDPOINT", "GATEWAY_GRPC_ENDPOINT", "GATEWAY_HTTP_ENDPOINT",
+	"HEALTH_CHECK_ENDPOINT", "TELEMETRY_PORT", "PROMETHEUS_ENDPOINT", "PPROF_ENDPOINT"}
+
+// newPorts moves every listener of s to a new free port, keeping the rest of its environment.
+// Variables that named the same port (OTLP_GRPC_ENDPOINT and GATEWAY_GRPC_ENDPOINT) still do.
+func (s *shippedSetup) newPorts(t *testing.T) {
+	t.Helper()
+	moved := map[string]string{} // old port -> new port
+	port := func(old string) string {
+		if moved[old] == "" {
+			moved[old] = portOf(freePort(t))
+		}
+		return moved[old]
+	}
+	addr := func(old string) string {
+		host, p, err := net.SplitHostPort(old)
+		if err != nil {
+			t.Fatalf("%q is not host:port", old)
+		}
+		return net.JoinHostPort(host, port(p))
+	}
+	for i, kv := range s.env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case !slices.Contains(listenerVars, k):
+		case k == "TELEMETRY_PORT":
+			s.env[i] = k + "=" + port(v)
+		default:
+			s.env[i] = k + "=" + addr(v)
+		}
+	}
+	s.ports = collectorPorts{grpc: addr(s.ports.grpc), http: addr(s.ports.http), health: addr(s.ports.health), telemetry: addr(s.ports.telemetry)}
+	s.scrape = addr(s.scrape)
 }
 
 // countingExporter counts the spans its exporter delivered and those it failed to, and keeps the
@@ -388,4 +466,60 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// newPorts moves every listener to a new port and leaves everything else as it was. It runs
+// without the end-to-end switch: it starts nothing.
+func TestNewPorts(t *testing.T) {
+	s := shippedEnv(t, filepath.Join(repoRoot(), "exporter-config", "gateway.yaml"), "127.0.0.1:1", "127.0.0.1:2")
+	s.env = append(s.env, "ITL_FLUSH_INTERVAL=2s")
+	before := slices.Clone(s.env)
+	old := s.ports
+	s.newPorts(t)
+	get := func(env []string, k string) string {
+		for _, kv := range slices.Backward(env) { // the last one wins, as in a process's environment
+			if key, v, _ := strings.Cut(kv, "="); key == k {
+				return v
+			}
+		}
+		t.Fatalf("no %s", k)
+		return ""
+	}
+	if len(s.env) != len(before) {
+		t.Fatalf("%d variables, %d before", len(s.env), len(before))
+	}
+	for i, kv := range s.env {
+		k, v, _ := strings.Cut(kv, "=")
+		_, was, _ := strings.Cut(before[i], "=")
+		if moved := slices.Contains(listenerVars, k); moved == (v == was) {
+			t.Errorf("%s: %q, was %q", k, v, was)
+		}
+	}
+	if get(s.env, "OTLP_GRPC_ENDPOINT") != s.ports.grpc || get(s.env, "GATEWAY_GRPC_ENDPOINT") != s.ports.grpc ||
+		get(s.env, "OTLP_HTTP_ENDPOINT") != s.ports.http || get(s.env, "HEALTH_CHECK_ENDPOINT") != s.ports.health ||
+		get(s.env, "TELEMETRY_PORT") != portOf(s.ports.telemetry) || get(s.env, "PROMETHEUS_ENDPOINT") != s.scrape {
+		t.Errorf("the ports and the environment disagree: %+v, %q\n%v", s.ports, s.scrape, s.env)
+	}
+	if s.ports.grpc == old.grpc || s.ports.http == old.http || get(s.env, "ITL_FLUSH_INTERVAL") != "2s" {
+		t.Errorf("ports %+v, were %+v", s.ports, old)
+	}
+}
+
+// A collector that cannot bind a port, taken since freePort handed it out, is started again on new
+// ports.
+func TestStartShippedTakenPort(t *testing.T) {
+	requireE2E(t)
+	cfg := filepath.Join(repoRoot(), "exporter-config", "prometheus.yaml")
+	s := shippedEnv(t, cfg, "127.0.0.1:1", "127.0.0.1:2")
+	l, err := net.Listen("tcp", s.scrape) // the prometheus exporter's port, taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := s.scrape
+	startShipped(t, cfg, &s)
+	if s.scrape == taken {
+		t.Fatalf("started on the taken port %s", taken)
+	}
+	waitHTTP(t, "http://"+s.scrape+"/metrics", 30*time.Second)
 }
