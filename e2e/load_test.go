@@ -195,15 +195,9 @@ func runLoad(t *testing.T, o loadOptions) (*sink, loadResult) {
 
 func waitTCP(t *testing.T, addr string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if c, err := dialTCP(addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitListening(nil, timeout, addr); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s not listening within %v", addr, timeout)
 }
 
 // TestLoad sends a sustained load over OTLP on loopback to the built otelcol-itl and reports spans
