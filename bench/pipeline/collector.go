@@ -29,7 +29,11 @@ type config struct {
 	// base, if not empty, is the configuration this one is also compared with, per round, besides
 	// passthrough (the report prints the ratio, and baseAbout, what it measures).
 	base, baseAbout string
-	yaml            string
+	// What every exported span must carry: its timeline as sent (""), compacted ("compact") or
+	// none ("none"); and the processor's figures.
+	timeline string
+	figures  bool
+	yaml     string
 }
 
 const common = `
@@ -81,11 +85,48 @@ var configs = append(baseConfigs,
 		// The exporter's batcher declares that it changes the data, so the collector copies every
 		// request for it when the connector reads the same requests.
 		name:      "full_eb",
+		figures:   true,
 		about:     "receiver -> itl -> [itl_metrics, exporter]; itl_metrics -> exporter, batching in the exporter",
 		metrics:   true,
 		base:      "passthrough_eb",
 		baseAbout: "what our components cost when the exporter batches",
 		yaml:      exporterBatching(fullYAML),
+	},
+	config{
+		// The layout exporter-config/otlp.yaml, otlphttp.yaml and gateway.yaml ship (without their
+		// memory_limiter): the connector reads the spans as they arrive, in a pipeline of its own,
+		// so the collector copies every request for the pipeline whose processor compacts them.
+		name:      "shipped",
+		timeline:  "compact",
+		figures:   true,
+		about:     "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (compact_events) -> exporter, batching in the exporter: the layout of exporter-config/otlp.yaml",
+		metrics:   true,
+		base:      "passthrough_eb",
+		baseAbout: "what the shipped OTLP configurations cost against a pass-through that batches alike",
+		yaml:      exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout),
+	},
+	config{
+		// The same components in one pipeline: the connector reads the compacted spans, which
+		// carry the same timeline, and the collector copies each request for the exporter's
+		// batcher after the processor has made it smaller, instead of before.
+		name:      "shipped_inline",
+		timeline:  "compact",
+		figures:   true,
+		about:     "receiver -> itl (compact_events) -> [itl_metrics, exporter]; itl_metrics -> exporter, batching in the exporter",
+		metrics:   true,
+		base:      "passthrough_eb",
+		baseAbout: "the shipped components in one pipeline, against a pass-through that batches alike",
+		yaml: exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl, batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`),
 	})
 
 var fullYAML = common + "processors:\n  itl:" + batch + `
@@ -111,6 +152,7 @@ var baseConfigs = []config{
 		// in the collector. A pipeline that annotates does not receive them (its processor builds
 		// them); BenchmarkCarry separates the export, which it pays.
 		name:      "annotated",
+		figures:   true,
 		base:      "reencoded",
 		baseAbout: "what receiving and exporting the annotations costs, with no code of ours in either (BenchmarkCarry separates the exporting, the part every annotating pipeline pays)",
 		about:     "passthrough, fed the spans as the itl processor annotates them (annotated once in the harness, before the rounds)",
@@ -127,13 +169,15 @@ var baseConfigs = []config{
 	},
 	{
 		name:    "full",
+		figures: true,
 		about:   "receiver -> itl -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter",
 		metrics: true,
 		yaml:    fullYAML,
 	},
 	{
-		name:  "processor",
-		about: "receiver -> itl -> batch -> exporter (full without the connector)",
+		name:    "processor",
+		figures: true,
+		about:   "receiver -> itl -> batch -> exporter (full without the connector)",
 		yaml: common + "processors:\n  itl:" + batch + `
 service:
   pipelines:
@@ -160,13 +204,17 @@ service:
 `,
 	},
 	{
-		name:    "drop_timeline",
-		about:   "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (drop_timeline) -> batch -> exporter",
-		metrics: true,
-		yaml:    common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout,
+		name:     "drop_timeline",
+		timeline: "none",
+		figures:  true,
+		about:    "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (drop_timeline) -> batch -> exporter",
+		metrics:  true,
+		yaml:     common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout,
 	},
 	{
 		name:       "compact_events",
+		timeline:   "compact",
+		figures:    true,
 		about:      "as drop_timeline, with compact_events instead",
 		metrics:    true,
 		eventsOnly: true,

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -498,4 +503,73 @@ func BenchmarkCarry(b *testing.B) {
 			b.ReportMetric(float64(len(annotated)-len(plain))/spans, "added-B/span")
 		})
 	}
+}
+
+// The shipped configuration is the layout the OTLP configurations in exporter-config/ ship: the same
+// pipelines, with the same components in the same order (their memory_limiter aside), and the
+// processor compacting. A change to those files that this configuration does not follow fails here.
+func TestShippedIsTheShippedLayout(t *testing.T) {
+	c, ok := configByName("shipped")
+	if !ok {
+		t.Fatal("no shipped configuration")
+	}
+	want := layout(t, []byte(c.render("127.0.0.1:1", "127.0.0.1:2", "", "gzip", 15*time.Second)))
+	for _, f := range []string{"otlp.yaml", "otlphttp.yaml", "gateway.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "exporter-config", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := layout(t, b); !slices.Equal(got, want) {
+			t.Errorf("exporter-config/%s has the pipelines\n%s\nand the shipped configuration\n%s", f, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// layout lists a collector configuration's pipelines, sorted, as their signal, receivers,
+// processors and exporters, with every connector by name, any other receiver or exporter as
+// "receiver" or "exporter", and without memory_limiter; the itl processor is named with its
+// compact_events and drop_timeline settings.
+func layout(t *testing.T, y []byte) []string {
+	t.Helper()
+	var cfg struct {
+		Processors map[string]map[string]any `yaml:"processors"`
+		Connectors map[string]any            `yaml:"connectors"`
+		Service    struct {
+			Pipelines map[string]struct {
+				Receivers, Processors, Exporters []string
+			} `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal(y, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	name := func(id, other string) string {
+		if _, ok := cfg.Connectors[id]; ok {
+			return id
+		}
+		return other
+	}
+	var out []string
+	for id, p := range cfg.Service.Pipelines {
+		var rs, ps, es []string
+		for _, r := range p.Receivers {
+			rs = append(rs, name(r, "receiver"))
+		}
+		for _, pr := range p.Processors {
+			switch pr {
+			case "memory_limiter":
+			case "itl":
+				ps = append(ps, fmt.Sprintf("itl(compact_events=%v, drop_timeline=%v)", cfg.Processors[pr]["compact_events"], cfg.Processors[pr]["drop_timeline"]))
+			default:
+				ps = append(ps, pr)
+			}
+		}
+		for _, e := range p.Exporters {
+			es = append(es, name(e, "exporter"))
+		}
+		signal, _, _ := strings.Cut(id, "/")
+		out = append(out, fmt.Sprintf("%s: %v -> %v -> %v", signal, rs, ps, es))
+	}
+	slices.Sort(out)
+	return out
 }

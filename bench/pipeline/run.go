@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/otelitl/itl/otelitl"
 )
 
 // result is one run of one configuration on one load.
@@ -40,23 +42,16 @@ const maxFlushWait = 5 * time.Second
 
 // expect is the shape every span delivered must have.
 func (c config) expect(ld *load) shape {
-	enc := "compact"
-	if ld.encoding.String() == "events" {
-		enc = "events"
+	switch c.timeline {
+	case "":
+		if ld.encoding == otelitl.EncodingEvents {
+			return shape{timeline: "events", figures: c.figures}
+		}
+		return shape{timeline: "compact", figures: c.figures}
+	case "none":
+		return shape{figures: c.figures}
 	}
-	switch c.name {
-	case "passthrough", "reencoded", "passthrough_eb":
-		return shape{timeline: enc}
-	case "full", "processor", "annotated", "full_eb":
-		return shape{timeline: enc, figures: true}
-	case "connector":
-		return shape{timeline: enc}
-	case "drop_timeline":
-		return shape{figures: true}
-	case "compact_events":
-		return shape{timeline: "compact", figures: true}
-	}
-	return shape{}
+	return shape{timeline: c.timeline, figures: c.figures}
 }
 
 // runOnce starts the collector with c, replays ld to it at o.rate generations per second, waits
