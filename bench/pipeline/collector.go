@@ -94,28 +94,16 @@ var configs = append(baseConfigs,
 	},
 	config{
 		// The layout exporter-config/otlp.yaml, otlphttp.yaml and gateway.yaml ship (without their
-		// memory_limiter): the connector reads the spans as they arrive, in a pipeline of its own,
-		// so the collector copies every request for the pipeline whose processor compacts them.
+		// memory_limiter): one pipeline, the connector after the processor, reading the compacted
+		// spans, which carry the same timeline to the microsecond; the collector copies each
+		// request, compacted, for the exporter's batcher.
 		name:      "shipped",
 		timeline:  "compact",
 		figures:   true,
-		about:     "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (compact_events) -> exporter, batching in the exporter: the layout of exporter-config/otlp.yaml",
+		about:     "receiver -> itl (compact_events) -> [itl_metrics, exporter]; itl_metrics -> exporter, batching in the exporter: the layout of exporter-config/otlp.yaml",
 		metrics:   true,
 		base:      "passthrough_eb",
 		baseAbout: "what the shipped OTLP configurations cost against a pass-through that batches alike",
-		yaml:      exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout),
-	},
-	config{
-		// The same components in one pipeline: the connector reads the compacted spans, which
-		// carry the same timeline, and the collector copies each request for the exporter's
-		// batcher after the processor has made it smaller, instead of before.
-		name:      "shipped_inline",
-		timeline:  "compact",
-		figures:   true,
-		about:     "receiver -> itl (compact_events) -> [itl_metrics, exporter]; itl_metrics -> exporter, batching in the exporter",
-		metrics:   true,
-		base:      "passthrough_eb",
-		baseAbout: "the shipped components in one pipeline, against a pass-through that batches alike",
 		yaml: exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + `
 service:
   pipelines:
@@ -127,6 +115,19 @@ service:
       receivers: [itl_metrics]
       exporters: [otlp/sink]
 `),
+	},
+	config{
+		// The same components as shipped, with the connector in a pipeline of its own that reads
+		// the spans as they arrive, as the OTLP configurations were laid out before: the collector
+		// copies every request, as it arrived, for the pipeline whose processor compacts it.
+		name:      "shipped_split",
+		timeline:  "compact",
+		figures:   true,
+		about:     "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (compact_events) -> exporter, batching in the exporter",
+		metrics:   true,
+		base:      "passthrough_eb",
+		baseAbout: "the shipped components with a pipeline of its own for the connector, against a pass-through that batches alike",
+		yaml:      exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout),
 	})
 
 var fullYAML = common + "processors:\n  itl:" + batch + `
