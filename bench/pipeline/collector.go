@@ -104,17 +104,7 @@ var configs = append(baseConfigs,
 		metrics:   true,
 		base:      "passthrough_eb",
 		baseAbout: "what the shipped OTLP configurations cost against a pass-through that batches alike",
-		yaml: exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + `
-service:
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [itl, batch]
-      exporters: [itl_metrics, otlp/sink]
-    metrics:
-      receivers: [itl_metrics]
-      exporters: [otlp/sink]
-`),
+		yaml:      exporterBatching(strings.Replace(fullYAML, "processors:\n  itl:", "processors:\n  itl:\n    compact_events: true", 1)),
 	},
 	config{
 		// The same components as shipped, with the connector in a pipeline of its own that reads
