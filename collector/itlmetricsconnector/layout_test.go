@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -115,27 +117,19 @@ func processed(t *testing.T, td ptrace.Traces, compact bool) ptrace.Traces {
 	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}
-	in := ptrace.NewTraces()
-	td.CopyTo(in)
-	if err := p.ConsumeTraces(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	feed(t, p, td)
 	if len(sink.AllTraces()) != 1 {
 		t.Fatalf("the processor passed on %d requests", len(sink.AllTraces()))
 	}
 	return sink.AllTraces()[0]
 }
 
-// countedBy runs a copy of td through a new connector and describes every point it flushes at
-// shutdown, sorted: metric, attributes and the point's values, exemplars included, without the
-// timestamps.
-func countedBy(t *testing.T, td ptrace.Traces) string {
+// feed hands a started component a copy of td, then shuts it down.
+func feed(t *testing.T, c interface {
+	component.Component
+	consumer.Traces
+}, td ptrace.Traces) {
 	t.Helper()
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, nil, sink)
 	in := ptrace.NewTraces()
 	td.CopyTo(in)
 	if err := c.ConsumeTraces(context.Background(), in); err != nil {
@@ -144,18 +138,18 @@ func countedBy(t *testing.T, td ptrace.Traces) string {
 	if err := c.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countedBy runs a copy of td through a new connector and describes every point it flushes at
+// shutdown, sorted: metric, attributes and the point's values, exemplars included, without the
+// timestamps.
+func countedBy(t *testing.T, td ptrace.Traces) string {
+	t.Helper()
+	sink := new(consumertest.MetricsSink)
+	feed(t, newTestConnector(t, nil, sink), td)
 	var lines []string
 	for _, md := range sink.AllMetrics() {
-		rms := md.ResourceMetrics()
-		for i := range rms.Len() {
-			sms := rms.At(i).ScopeMetrics()
-			for j := range sms.Len() {
-				ms := sms.At(j).Metrics()
-				for k := range ms.Len() {
-					lines = append(lines, points(ms.At(k))...)
-				}
-			}
-		}
+		pwalk.Metrics(md, func(m pmetric.Metric) { lines = append(lines, points(m)...) })
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
