@@ -67,9 +67,15 @@ func TestAfterTheProcessor(t *testing.T) {
 			}
 		})
 	}
-	// The comparison sees what it must: the replies have a point per gap, so a connector that
-	// skipped a compacted timeline could not pass.
-	if got := countedBy(t, processed(t, inputs["replies/events"], true)); !strings.Contains(got, "gen_ai.client.operation.time_per_output_chunk") {
+	// The comparison sees what it must: the processor did compact the event replies, and the
+	// connector observed their gaps from the compact form.
+	compacted := processed(t, inputs["replies/events"], true)
+	pwalk.Spans(compacted, func(_ pcommon.Map, span ptrace.Span) {
+		if _, ok := span.Attributes().Get(string(itlconv.ChunkOffsetsKey)); !ok || span.Events().Len() != 0 {
+			t.Fatalf("compact_events left a reply with %d events (%s written: %v)", span.Events().Len(), itlconv.ChunkOffsetsKey, ok)
+		}
+	})
+	if got := countedBy(t, compacted); !strings.Contains(got, "gen_ai.client.operation.time_per_output_chunk") {
 		t.Errorf("no gap observations in\n%s", got)
 	}
 }
