@@ -118,6 +118,18 @@ var configs = append(baseConfigs,
 		base:      "passthrough_eb",
 		baseAbout: "the shipped components with a pipeline of its own for the connector, against a pass-through that batches alike",
 		yaml:      exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout),
+	},
+	config{
+		// drop_timeline's layout, batching in the exporter: the exporter is alone in its pipeline,
+		// so the batcher adds no copy to the one the receiver makes for the second pipeline.
+		name:      "drop_timeline_eb",
+		timeline:  "none",
+		figures:   true,
+		about:     "drop_timeline, batching in the exporter",
+		metrics:   true,
+		base:      "passthrough_eb",
+		baseAbout: "drop_timeline's layout against a pass-through that batches alike",
+		yaml:      exporterBatching(common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout),
 	})
 
 var fullYAML = common + "processors:\n  itl:" + batch + `

@@ -296,7 +296,7 @@ func TestConfigs(t *testing.T) {
 // The _eb configurations batch in the exporter, with the batch processor's size and timeout, and
 // have no batch processor; everything else is as in the configuration they come from.
 func TestExporterBatching(t *testing.T) {
-	for _, n := range []string{"passthrough_eb", "full_eb"} {
+	for _, n := range []string{"passthrough_eb", "full_eb", "shipped", "shipped_split", "drop_timeline_eb"} {
 		c, ok := configByName(n)
 		if !ok {
 			t.Fatalf("no %s", n)
