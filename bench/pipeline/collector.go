@@ -117,7 +117,7 @@ var configs = append(baseConfigs,
 		metrics:   true,
 		base:      "passthrough_eb",
 		baseAbout: "the shipped components with a pipeline of its own for the connector, against a pass-through that batches alike",
-		yaml:      exporterBatching(common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout),
+		yaml:      exporterBatching(compactEventsYAML),
 	},
 	config{
 		// drop_timeline's layout, batching in the exporter: the exporter is alone in its pipeline,
@@ -129,8 +129,15 @@ var configs = append(baseConfigs,
 		metrics:   true,
 		base:      "passthrough_eb",
 		baseAbout: "drop_timeline's layout against a pass-through that batches alike",
-		yaml:      exporterBatching(common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout),
+		yaml:      exporterBatching(dropTimelineYAML),
 	})
+
+// dropTimelineYAML and compactEventsYAML are the layout of collector/itlprocessor/README.md
+// (storeLayout), the processor dropping or compacting the timeline.
+var (
+	dropTimelineYAML  = common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout
+	compactEventsYAML = common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout
+)
 
 var fullYAML = common + "processors:\n  itl:" + batch + `
 service:
@@ -212,7 +219,7 @@ service:
 		figures:  true,
 		about:    "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> itl (drop_timeline) -> batch -> exporter",
 		metrics:  true,
-		yaml:     common + "processors:\n  itl:\n    drop_timeline: true" + batch + storeLayout,
+		yaml:     dropTimelineYAML,
 	},
 	{
 		name:       "compact_events",
@@ -221,7 +228,7 @@ service:
 		about:      "as drop_timeline, with compact_events instead",
 		metrics:    true,
 		eventsOnly: true,
-		yaml:       common + "processors:\n  itl:\n    compact_events: true" + batch + storeLayout,
+		yaml:       compactEventsYAML,
 	},
 }
 
