@@ -97,10 +97,10 @@ func shippedEnv(t *testing.T, config, grpcBackend, httpBackend string) shippedSe
 
 // startShipped starts the built collector with a shipped config and waits for its receivers.
 //
-// A port freePort handed out can be taken before the collector binds it: tests run in parallel,
-// and the attack tests open hundreds of connections, each on an ephemeral port from the same
-// range. A collector that exits because a port is in use is started again on new ports, up to
-// three times.
+// A port freePort handed out can still be taken before the collector binds it, by another program
+// listening on the machine (freePort keeps the ports out of the range outbound connections take
+// theirs from). A collector that exits because a port is in use is started again on new ports, up
+// to three times.
 func startShipped(t *testing.T, config string, s *shippedSetup) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
