@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otelitl/itl/internal/otlpenv"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -57,7 +58,7 @@ func main() {
 func run(c config, logger *log.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tp, shutdownTracing, exporting, err := tracing(ctx, "otelitl-proxy")
+	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy")
 	if err != nil {
 		return err
 	}

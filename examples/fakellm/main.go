@@ -34,6 +34,7 @@ import (
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/fakellm/server"
+	"github.com/otelitl/itl/internal/otlpenv"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -65,7 +66,7 @@ func run(addr string, models []string, cfg engine.Config) error {
 	defer eng.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tp, shutdownTracing, exporting, err := tracing(ctx, "fakellm")
+	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "fakellm")
 	if err != nil {
 		return err
 	}
