@@ -94,27 +94,23 @@ func (p *itlProcessor) processSpan(ctx context.Context, d *genaispan.Decoder, sp
 	}
 	f := &c.Figures
 	attrs := span.Attributes()
-	if c.HasTimeline() {
-		attrs.EnsureCapacity(attrs.Len() + 9) // every attribute below at once: one growth, not several
-	}
-	annotated := false
-	if f.HasTTFT {
-		if _, ok := attrs.Get(string(semconv.GenAIResponseTimeToFirstChunkKey)); !ok {
-			attrs.PutDouble(string(semconv.GenAIResponseTimeToFirstChunkKey), f.TTFT)
-			attrs.PutStr(string(itlconv.TTFTSourceKey), c.TTFTSource)
-			annotated = true
-		}
+	addTTFT := f.HasTTFT && !has(attrs, string(semconv.GenAIResponseTimeToFirstChunkKey))
+	addCount := c.HasTimeline() && c.Complete && !has(attrs, string(itlconv.ChunkCountKey))
+	// Room for every attribute below at once, and no more: the receiver's slice often has room to
+	// spare (it grew by appending), and then the span's attributes are not copied at all.
+	attrs.EnsureCapacity(attrs.Len() + added(c, addTTFT, addCount))
+	if addTTFT {
+		attrs.PutDouble(string(semconv.GenAIResponseTimeToFirstChunkKey), f.TTFT)
+		attrs.PutStr(string(itlconv.TTFTSourceKey), c.TTFTSource)
 	}
 	if !c.HasTimeline() {
-		if annotated {
+		if addTTFT {
 			return outcomeAnnotated
 		}
 		return outcomeUntouched
 	}
-	if c.Complete {
-		if _, ok := attrs.Get(string(itlconv.ChunkCountKey)); !ok {
-			attrs.PutInt(string(itlconv.ChunkCountKey), int64(f.Chunks))
-		}
+	if addCount {
+		attrs.PutInt(string(itlconv.ChunkCountKey), int64(f.Chunks))
 	}
 	if f.HasTPOT {
 		attrs.PutDouble(string(itlconv.TPOTKey), f.TPOT)
@@ -138,6 +134,34 @@ func (p *itlProcessor) processSpan(ctx context.Context, d *genaispan.Decoder, sp
 		}
 	}
 	return outcomeAnnotated
+}
+
+// has says whether attrs holds key.
+func has(attrs pcommon.Map, key string) bool {
+	_, ok := attrs.Get(key)
+	return ok
+}
+
+// added is how many attributes processSpan adds to a model call's span at most (it overwrites a
+// figure the span already holds, such as one an earlier collector wrote).
+func added(c *genaispan.Call, addTTFT, addCount bool) int {
+	n := 0
+	if addTTFT {
+		n += 2 // the time to first chunk and its source
+	}
+	if !c.HasTimeline() {
+		return n
+	}
+	if addCount {
+		n++
+	}
+	if c.Figures.HasTPOT {
+		n++
+	}
+	if c.Figures.HasGaps {
+		n += 4 // p50, p90, p99, max
+	}
+	return n + 1 // stalls
 }
 
 // compact writes the decoded event timeline as the compact attributes and removes its events.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
 )
@@ -282,5 +285,45 @@ func TestFastPathAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("the fast path allocates %v times per span", allocs)
+	}
+}
+
+// Annotating a span whose attribute slice has room for what the processor adds, as a slice the
+// receiver grew by appending often has, copies none of its attributes: it allocates the values
+// it writes and nothing the size of the span's attributes.
+func TestAnnotateUsesRoom(t *testing.T) {
+	p, err := newITLProcessor(processortest.NewNopSettings(Type), NewFactory().CreateDefaultConfig().(*Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := genaispan.New(genaispan.Config{})
+	src := benchspans.Traces(1, 200, false).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	// The figures the processor adds to this span: the time to first chunk and its source (the
+	// span has none), TPOT, p50, p90, p99, the maximum gap and the stalls.
+	const adds = 8
+	allocated := func(room int) (bytes uint64, grown int) {
+		span := ptrace.NewSpan()
+		src.CopyTo(span)
+		n := span.Attributes().Len()
+		span.Attributes().EnsureCapacity(n + room)
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if p.processSpan(context.Background(), d, span) != outcomeAnnotated {
+			t.Fatal("the span was not annotated")
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, span.Attributes().Len() - n
+	}
+	allocated(adds) // the decoder's buffers grow on their first span
+	withRoom, grown := allocated(adds)
+	if grown != adds {
+		t.Fatalf("the processor added %d attributes; the test expects %d", grown, adds)
+	}
+	without, _ := allocated(0)
+	t.Logf("annotating allocated %d B with room for the figures, %d B without", withRoom, without)
+	// 40 B per attribute in pdata: a copy of the slice is at least (10+8)*40 B.
+	if slice := uint64(src.Attributes().Len()+adds) * 40; withRoom >= slice || without < slice {
+		t.Errorf("annotating allocated %d B with room for the figures and %d B without; a copy of the attributes is %d B", withRoom, without, slice)
 	}
 }
