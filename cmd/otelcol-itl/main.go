@@ -12,7 +12,8 @@
 package main
 
 import (
-	"log"
+	"fmt"
+	"os"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -49,7 +50,11 @@ func Settings() otelcol.CollectorSettings {
 }
 
 func main() {
-	if err := otelcol.NewCommand(Settings()).Execute(); err != nil {
-		log.Fatal(err)
+	cmd := otelcol.NewCommand(Settings())
+	// The error is printed once, here: cobra prints it by default, and log.Fatal would print it again.
+	cmd.SilenceErrors = true
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
 	}
 }

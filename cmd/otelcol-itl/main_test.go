@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -175,5 +177,34 @@ func TestReceiversStayOnLoopbackOrUseTLS(t *testing.T) {
 		if checked == 0 {
 			t.Errorf("%s: no receiver endpoint found to check", f)
 		}
+	}
+}
+
+// A bad configuration is printed once, and otelcol-itl exits with status 1. The test runs main in a
+// child process of the test binary.
+func TestConfigErrorPrintedOnce(t *testing.T) {
+	if cfg := os.Getenv("OTELCOL_ITL_TEST_MAIN_CONFIG"); cfg != "" {
+		os.Args = []string{"otelcol-itl", "validate", "--config", cfg}
+		main()
+		return
+	}
+	cfg := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
+processors: {itl: {stall_threshold: 0s}}
+exporters: {debug: {}}
+service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: [debug]}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConfigErrorPrintedOnce$")
+	cmd.Env = append(os.Environ(), "OTELCOL_ITL_TEST_MAIN_CONFIG="+cfg)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "stall_threshold: 0s is outside"); n != 1 || !strings.HasPrefix(string(out), "Error: ") {
+		t.Errorf("the error is printed %d times, want once, after \"Error: \":\n%s", n, out)
 	}
 }
