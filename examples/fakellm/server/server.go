@@ -22,6 +22,9 @@ import (
 // times the engine recorded for it (GET /debug/arrivals?id=N).
 const RequestIDHeader = "X-Fakellm-Request-Id"
 
+// DefaultModels are the model names a fakellm serves unless told otherwise (its -models flag).
+var DefaultModels = []string{"fake-gpt", "fake-claude", "fake-llama", "fake-gemini"}
+
 // Server is the HTTP front of an engine.
 type Server struct {
 	eng    *engine.Engine

@@ -41,7 +41,7 @@ var endpoint = flag.String("endpoint", "", "send spans over OTLP/gRPC to this co
 
 // FakellmModels are the models the fakellm of an example serves, as a standalone fakellm does by
 // default.
-var FakellmModels = []string{"fake-gpt", "fake-claude", "fake-llama"}
+var FakellmModels = server.DefaultModels
 
 // Fakellm starts a fakellm server with cost model cfg for models on a free loopback port, and
 // returns its base URL (without a path) and a function that stops it.
