@@ -58,7 +58,7 @@ func main() {
 func run(c config, logger *log.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy")
+	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy", logger.Printf)
 	if err != nil {
 		return err
 	}

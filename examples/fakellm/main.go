@@ -41,7 +41,7 @@ import (
 func main() {
 	cfg := engine.DefaultConfig()
 	addr := flag.String("addr", "127.0.0.1:8000", "listen address (loopback by default)")
-	models := flag.String("models", "fake-gpt,fake-claude,fake-llama,fake-gemini", "comma-separated model names the server answers for")
+	models := flag.String("models", strings.Join(server.DefaultModels, ","), "comma-separated model names the server answers for")
 	flag.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most sequences decoding at once; more wait in the queue")
 	flag.DurationVar(&cfg.StepBase, "step-base", cfg.StepBase, "fixed cost of one decode step")
 	flag.DurationVar(&cfg.StepPerSeq, "step-per-seq", cfg.StepPerSeq, "decode step cost per running sequence")
@@ -66,7 +66,7 @@ func run(addr string, models []string, cfg engine.Config) error {
 	defer eng.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "fakellm")
+	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "fakellm", log.Printf)
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,10 @@ import (
 // reads the rest of the variables itself (headers, TLS, timeout, compression). service is the
 // service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another.
 // Tracing also installs the W3C trace-context and baggage propagators. shutdown flushes the spans
-// still batched; desc says where they go ("" when nowhere).
-func Tracing(ctx context.Context, service string) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
+// still batched; desc says where they go ("" when nowhere). An export that fails is reported to
+// logf, with where the spans were going, instead of to the OpenTelemetry global logger, which
+// knows neither the program's log prefix nor the endpoint.
+func Tracing(ctx context.Context, service string, logf func(format string, args ...any)) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
 	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	if endpoint == "" {
 		endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -68,7 +70,9 @@ func Tracing(ctx context.Context, service string) (tp trace.TracerProvider, shut
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: write OTEL_RESOURCE_ATTRIBUTES as key1=value1,key2=value2, with values percent-encoded", err)
 	}
+	desc = fmt.Sprintf("%s (%s)", endpoint, strings.TrimSpace(proto))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v", desc, err) }))
 	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	return p, p.Shutdown, fmt.Sprintf("%s (%s)", endpoint, strings.TrimSpace(proto)), nil
+	return p, p.Shutdown, desc, nil
 }

@@ -2,6 +2,7 @@ package otlpenv
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,7 @@ func unset(t *testing.T) {
 
 func TestNoEndpointNoExport(t *testing.T) {
 	unset(t)
-	tp, shutdown, desc, err := Tracing(context.Background(), "svc")
+	tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestUnsupportedProtocol(t *testing.T) {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 		t.Setenv(c.variable, c.value)
-		_, _, _, err := Tracing(context.Background(), "svc")
+		_, _, _, err := Tracing(context.Background(), "svc", ignore)
 		if err == nil || !strings.Contains(err.Error(), c.variable+`="`+c.value+`"`) || !strings.Contains(err.Error(), "use grpc or http/protobuf") {
 			t.Errorf("%s=%s: got %v, want an error naming the variable, the value and the fix", c.variable, c.value, err)
 		}
@@ -56,7 +57,7 @@ func TestMalformedResourceAttributes(t *testing.T) {
 	unset(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team")
-	_, _, _, err := Tracing(context.Background(), "svc")
+	_, _, _, err := Tracing(context.Background(), "svc", ignore)
 	if err == nil || !strings.Contains(err.Error(), "key1=value1,key2=value2") {
 		t.Fatalf("got %v, want an error saying how to write OTEL_RESOURCE_ATTRIBUTES", err)
 	}
@@ -98,7 +99,7 @@ func TestExportsOverHTTP(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 		t.Setenv("OTEL_SERVICE_NAME", c.envName)
 		t.Setenv("OTEL_RESOURCE_ATTRIBUTES", c.envAttrs)
-		tp, shutdown, desc, err := Tracing(context.Background(), "svc")
+		tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,3 +117,36 @@ func TestExportsOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// An export the endpoint refuses is reported to the program's log, naming the endpoint.
+func TestExportErrorLogged(t *testing.T) {
+	unset(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusBadRequest) // not retryable: reported at once
+	}))
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	var mu sync.Mutex
+	var logged []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	tp, shutdown, _, err := Tracing(context.Background(), "svc", logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tp.Tracer("test").Start(context.Background(), "generation")
+	span.End()
+	_ = shutdown(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+" (http/protobuf): ") {
+		t.Fatalf("logged %q, want the failed export, naming the endpoint", logged)
+	}
+}
+
+// ignore is the log of the tests that do not read it: Tracing installs it as the global error
+// handler, which outlives the test.
+func ignore(string, ...any) {}
