@@ -71,6 +71,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-time.After(s.Gap):
 		}
+		// The time is taken before the write: no client can read the event before it. Taken after
+		// the flush, as it once was, a server goroutine descheduled between the two could record
+		// it milliseconds after the client had read the event (seen under -race on a busy machine).
+		sent := time.Now()
 		if ev.Name != "" {
 			fmt.Fprintf(w, "event: %s\n", ev.Name)
 		}
@@ -78,7 +82,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fl.Flush()
 		if ev.Content {
 			s.mu.Lock()
-			s.sent = append(s.sent, time.Now())
+			s.sent = append(s.sent, sent)
 			s.mu.Unlock()
 		}
 	}
@@ -95,7 +99,7 @@ func (s *Server) Headers() []http.Header {
 	return hs
 }
 
-// Sent returns when each content event was flushed.
+// Sent returns when the server began to write each content event: no client reads one earlier.
 func (s *Server) Sent() []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
