@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -124,5 +125,27 @@ func TestServe(t *testing.T) {
 	}
 	if !strings.Contains(body, `le="0.025"`) {
 		t.Fatalf("no explicit gap buckets on the Prometheus endpoint:\n%.2000s", body)
+	}
+}
+
+// Sent to a file or a pipe, the progress line is written as lines of their own, at most one per
+// interval; the other output passes through.
+func TestLineProgress(t *testing.T) {
+	var buf bytes.Buffer
+	p := &lineProgress{w: &buf, every: time.Hour}
+	for i := range 5 {
+		progress(p, int64(i), int64(10*i), 4)
+	}
+	fmt.Fprintf(p, "\n%d generations in %s\n\n", 4, "1 s")
+	want := "[                              ] 0/4 generations, 0 chunks\n\n4 generations in 1 s\n\n"
+	if buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	p = &lineProgress{w: &buf}
+	progress(p, 1, 10, 4)
+	progress(p, 4, 40, 4)
+	if n := strings.Count(buf.String(), "\n"); n != 2 || strings.Contains(buf.String(), "\r") {
+		t.Errorf("got %q, want two lines and no carriage return", buf.String())
 	}
 }
