@@ -50,6 +50,14 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if proto == "" {
 		proto = "http/protobuf"
 	}
+	// service is the default: OTEL_RESOURCE_ATTRIBUTES' service.name overrides it, and
+	// OTEL_SERVICE_NAME overrides both (later detectors win). Not resource.Default(): it reads the
+	// environment once per process.
+	res, err := sdkresource.New(ctx, sdkresource.WithAttributes(attribute.String("service.name", service)),
+		sdkresource.WithTelemetrySDK(), sdkresource.WithFromEnv())
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%w: write OTEL_RESOURCE_ATTRIBUTES as key1=value1,key2=value2, with values percent-encoded", err)
+	}
 	var exp sdktrace.SpanExporter
 	switch strings.TrimSpace(proto) {
 	case "grpc":
@@ -61,14 +69,6 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	}
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter to %s: %w", endpoint, err)
-	}
-	// service is the default: OTEL_RESOURCE_ATTRIBUTES' service.name overrides it, and
-	// OTEL_SERVICE_NAME overrides both (later detectors win). Not resource.Default(): it reads the
-	// environment once per process.
-	res, err := sdkresource.New(ctx, sdkresource.WithAttributes(attribute.String("service.name", service)),
-		sdkresource.WithTelemetrySDK(), sdkresource.WithFromEnv())
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("%w: write OTEL_RESOURCE_ATTRIBUTES as key1=value1,key2=value2, with values percent-encoded", err)
 	}
 	desc = fmt.Sprintf("%s (%s)", endpoint, strings.TrimSpace(proto))
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v", desc, err) }))
