@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# benchstat runs only at the end, after the rounds: check for it before them, not 15 minutes in.
+[ -x "$root/.bin/benchstat" ] || { echo "bench-ab: no .bin/benchstat; run \`make tools\` first" >&2; exit 1; }
 ref=${1:-fc64235}
 count=${COUNT:-6}
 bench=${BENCH:-ProcessSpan|ConsumeTraces|PerSpan}
