@@ -33,7 +33,10 @@ type config struct {
 	// none ("none"); and the processor's figures.
 	timeline string
 	figures  bool
-	yaml     string
+	// floor: the configuration runs the floor processor, which only bench/floorcol's binary has;
+	// a run that includes it runs every configuration on that binary.
+	floor bool
+	yaml  string
 }
 
 const common = `
@@ -194,6 +197,23 @@ service:
     traces:
       receivers: [otlp]
       processors: [itl, batch]
+      exporters: [otlp/sink]
+`,
+	},
+	{
+		// The floor of target (a): the least any implementation of our two components must do on
+		// a generation span (bench/floorcol/floor.go says what that is and what it leaves out), so
+		// that what it adds to a pass-through bounds from below what they add.
+		name:    "floor",
+		figures: true,
+		floor:   true,
+		about:   "receiver -> itl_floor -> batch -> exporter: the floor processor reads each arrival once, puts each gap in a power-of-two histogram and writes the six figures itl writes, selecting no percentile (bench/floorcol): a lower bound on what itl and itl_metrics add",
+		yaml: common + "processors:\n  itl_floor:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl_floor, batch]
       exporters: [otlp/sink]
 `,
 	},

@@ -83,12 +83,12 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
 	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
-	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), and drop_timeline_eb (drop_timeline, batching in the exporter)")
+	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), floor (the least any implementation of the two must do: a lower bound; the run then uses bench/floorcol's binary), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), and drop_timeline_eb (drop_timeline, batching in the exporter)")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
 	fs.DurationVar(&o.flush, "flush", envDuration("PIPELINE_FLUSH", 15*time.Second), "the itl_metrics connector's metrics_flush_interval (its default is 15s); metrics not yet flushed when the spans are in are flushed at shutdown, which the CPU figure includes (env PIPELINE_FLUSH)")
-	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl (env PIPELINE_BIN)")
+	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl, or bench/floorcol when the floor configuration runs (env PIPELINE_BIN)")
 	analyze := fs.String("analyze", "", "only print the stage breakdown of these CPU profiles (comma-separated; merged), then exit")
 	fs.StringVar(&o.out, "out", envStr("PIPELINE_OUT", "bench-pipeline.txt"), "the report; profiles go beside it (env PIPELINE_OUT)")
 	if err := fs.Parse(args); err != nil {
@@ -194,13 +194,17 @@ func run(o options) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
+		src, what := filepath.Join("cmd", "otelcol-itl"), "cmd/otelcol-itl"
+		if o.needsFloor() {
+			src, what = filepath.Join("bench", "floorcol"), "bench/floorcol (otelcol-itl's pipeline components and the floor processor), for every configuration of this run"
+		}
 		bin = filepath.Join(dir, "otelcol-itl")
-		logf("building cmd/otelcol-itl")
+		logf("building %s", what)
 		cmd := exec.Command("go", "build", "-o", bin, ".")
-		cmd.Dir = filepath.Join(root, "cmd", "otelcol-itl")
+		cmd.Dir = filepath.Join(root, src)
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building otelcol-itl: %v\n%s", err, out)
+			return fmt.Errorf("building %s: %v\n%s", src, err, out)
 		}
 	}
 
@@ -295,6 +299,16 @@ func (o options) runs(name string) bool {
 	}
 	for _, p := range o.profile {
 		if c, _, _ := strings.Cut(p, ":"); c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// needsFloor tells whether a configuration that runs needs bench/floorcol's binary.
+func (o options) needsFloor() bool {
+	for _, c := range configs {
+		if c.floor && o.runs(c.name) {
 			return true
 		}
 	}

@@ -587,3 +587,24 @@ func (g *gzipper) compress(b []byte) int {
 	_ = g.zw.Close()
 	return g.buf.Len()
 }
+
+// A run that includes the floor configuration, in the rounds or profiled, runs every configuration
+// on bench/floorcol's binary: otelcol-itl has no floor processor.
+func TestNeedsFloor(t *testing.T) {
+	for _, c := range []struct {
+		configs, profile []string
+		want             bool
+	}{
+		{[]string{"passthrough", "full"}, []string{"full"}, false},
+		{[]string{"passthrough", "floor"}, nil, true},
+		{[]string{"passthrough", "full"}, []string{"floor:events"}, true},
+	} {
+		if got := (options{configs: c.configs, profile: c.profile}).needsFloor(); got != c.want {
+			t.Errorf("configs %v, profile %v: needsFloor %v, want %v", c.configs, c.profile, got, c.want)
+		}
+	}
+	f, _ := configByName("floor")
+	if !strings.Contains(f.yaml, "processors: [itl_floor, batch]") || strings.Contains(f.yaml, "[itl,") {
+		t.Errorf("floor's pipeline:\n%s", f.yaml)
+	}
+}

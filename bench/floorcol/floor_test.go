@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelitl/itl/collector/itlprocessor"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/internal/sdkptrace"
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// clientSpans are replies of chunks chunks as otelitl writes them, with the load test's cadence
+// (bench/pipeline's load): 10-34 ms gaps and a 400 ms stall now and then.
+func clientSpans(t *testing.T, enc otelitl.Encoding, replies, chunks int) ptrace.Traces {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	limits := sdktrace.NewSpanLimits()
+	limits.EventCountLimit = chunks
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithRawSpanLimits(limits))
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
+	base := time.Unix(1_800_000_000, 0)
+	for i := range replies {
+		start := base.Add(time.Duration(i) * time.Second)
+		_, g := in.Start(context.Background(), otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8), StartTime: start})
+		off := time.Duration(200+i%300) * time.Millisecond
+		for k := range chunks {
+			if k > 0 {
+				gap := time.Duration(10+(i+k*7)%25) * time.Millisecond
+				if (i+k)%97 == 0 {
+					gap = 400 * time.Millisecond
+				}
+				off += gap
+			}
+			g.ChunkAt(start.Add(off), 1)
+		}
+		g.EndAt(start.Add(off+time.Millisecond), nil)
+	}
+	return sdkptrace.Traces(rec.Ended())
+}
+
+// TestFloorWritesWhatTheProcessorWrites holds the floor to its claim: on the spans the benchmark
+// sends, it writes the same attributes as the itl processor, with values of the same types and
+// the same encoded size, so that the exporter handles the same bytes, and it reads every arrival.
+func TestFloorWritesWhatTheProcessorWrites(t *testing.T) {
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingCompact, otelitl.EncodingEvents} {
+		t.Run(fmt.Sprint(enc), func(t *testing.T) {
+			const replies, chunks = 40, 200
+			src := clientSpans(t, enc, replies, chunks)
+
+			viaITL := ptrace.NewTraces()
+			src.CopyTo(viaITL)
+			sink := &consumertest.TracesSink{}
+			f := itlprocessor.NewFactory()
+			proc, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := proc.ConsumeTraces(context.Background(), viaITL); err != nil {
+				t.Fatal(err)
+			}
+			viaITL = sink.AllTraces()[0]
+
+			viaFloor := ptrace.NewTraces()
+			src.CopyTo(viaFloor)
+			p := &floorProcessor{}
+			if _, err := p.processTraces(context.Background(), viaFloor); err != nil {
+				t.Fatal(err)
+			}
+
+			if got, want := p.gaps, uint64(replies*(chunks-1)); got != want {
+				t.Errorf("floor observed %d gaps, want %d", got, want)
+			}
+			var seen uint64
+			for _, n := range p.hist {
+				seen += n
+			}
+			if seen != p.gaps {
+				t.Errorf("floor's histogram holds %d gaps, its count %d", seen, p.gaps)
+			}
+
+			want, got := spans(viaITL), spans(viaFloor)
+			if len(got) != replies || len(want) != replies {
+				t.Fatalf("%d spans through the floor and %d through itl, want %d", len(got), len(want), replies)
+			}
+			for i := range want {
+				if wk, gk := kinds(want[i]), kinds(got[i]); wk != gk {
+					t.Errorf("span %d: itl leaves %s, the floor %s", i, wk, gk)
+				}
+				for _, k := range []string{string(itlconv.StallsKey), string(itlconv.GapMaxKey)} {
+					w, _ := want[i].Attributes().Get(k)
+					g, _ := got[i].Attributes().Get(k)
+					if !w.Equal(g) {
+						t.Errorf("span %d: %s is %s through itl, %s through the floor: it did not read the same arrivals", i, k, w.AsString(), g.AsString())
+					}
+				}
+			}
+			var m ptrace.ProtoMarshaler
+			if w, g := m.TracesSize(viaITL), m.TracesSize(viaFloor); w != g {
+				t.Errorf("encoded size %d B through the floor, %d B through itl: the exporter would not handle the same bytes", g, w)
+			}
+		})
+	}
+}
+
+func spans(td ptrace.Traces) []ptrace.Span {
+	var out []ptrace.Span
+	pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) { out = append(out, s) })
+	return out
+}
+
+// kinds lists a span's attribute keys and value types, in order.
+func kinds(s ptrace.Span) string {
+	var out string
+	for k, v := range s.Attributes().All() {
+		out += k + ":" + v.Type().String() + " "
+	}
+	return out
+}
