@@ -71,45 +71,58 @@ func TestFloorWritesWhatTheProcessorWrites(t *testing.T) {
 			}
 			viaITL = sink.AllTraces()[0]
 
-			viaFloor := ptrace.NewTraces()
-			src.CopyTo(viaFloor)
-			p := &floorProcessor{}
-			if _, err := p.processTraces(context.Background(), viaFloor); err != nil {
-				t.Fatal(err)
-			}
-
-			if got, want := p.gaps, uint64(replies*(chunks-1)); got != want {
-				t.Errorf("floor observed %d gaps, want %d", got, want)
-			}
-			var seen uint64
-			for _, n := range p.hist {
-				seen += n
-			}
-			if seen != p.gaps {
-				t.Errorf("floor's histogram holds %d gaps, its count %d", seen, p.gaps)
-			}
-
-			want, got := spans(viaITL), spans(viaFloor)
-			if len(got) != replies || len(want) != replies {
-				t.Fatalf("%d spans through the floor and %d through itl, want %d", len(got), len(want), replies)
-			}
-			for i := range want {
-				if wk, gk := kinds(want[i]), kinds(got[i]); wk != gk {
-					t.Errorf("span %d: itl leaves %s, the floor %s", i, wk, gk)
-				}
-				for _, k := range []string{string(itlconv.StallsKey), string(itlconv.GapMaxKey)} {
-					w, _ := want[i].Attributes().Get(k)
-					g, _ := got[i].Attributes().Get(k)
-					if !w.Equal(g) {
-						t.Errorf("span %d: %s is %s through itl, %s through the floor: it did not read the same arrivals", i, k, w.AsString(), g.AsString())
-					}
-				}
-			}
-			var m ptrace.ProtoMarshaler
-			if w, g := m.TracesSize(viaITL), m.TracesSize(viaFloor); w != g {
-				t.Errorf("encoded size %d B through the floor, %d B through itl: the exporter would not handle the same bytes", g, w)
+			for _, exact := range []bool{false, true} {
+				t.Run(fmt.Sprint("exact=", exact), func(t *testing.T) { checkFloor(t, src, viaITL, exact, replies, chunks) })
 			}
 		})
+	}
+}
+
+// checkFloor runs the floor (exact or not) on a copy of src and holds it against viaITL, the same
+// spans through the itl processor.
+func checkFloor(t *testing.T, src, viaITL ptrace.Traces, exact bool, replies, chunks int) {
+	t.Helper()
+	viaFloor := ptrace.NewTraces()
+	src.CopyTo(viaFloor)
+	p := &floorProcessor{exact: exact}
+	if _, err := p.processTraces(context.Background(), viaFloor); err != nil {
+		t.Fatal(err)
+	}
+
+	if got, want := p.gaps, uint64(replies*(chunks-1)); got != want {
+		t.Errorf("floor observed %d gaps, want %d", got, want)
+	}
+	var seen uint64
+	for _, n := range p.hist {
+		seen += n
+	}
+	if seen != p.gaps {
+		t.Errorf("floor's histogram holds %d gaps, its count %d", seen, p.gaps)
+	}
+
+	want, got := spans(viaITL), spans(viaFloor)
+	if len(got) != replies || len(want) != replies {
+		t.Fatalf("%d spans through the floor and %d through itl, want %d", len(got), len(want), replies)
+	}
+	for i := range want {
+		if wk, gk := kinds(want[i]), kinds(got[i]); wk != gk {
+			t.Errorf("span %d: itl leaves %s, the floor %s", i, wk, gk)
+		}
+		keys := []string{string(itlconv.StallsKey), string(itlconv.GapMaxKey)}
+		if exact { // every figure is the processor's
+			keys = append(keys, string(itlconv.GapP50Key), string(itlconv.GapP90Key), string(itlconv.GapP99Key), string(itlconv.TPOTKey))
+		}
+		for _, k := range keys {
+			w, _ := want[i].Attributes().Get(k)
+			g, _ := got[i].Attributes().Get(k)
+			if !w.Equal(g) {
+				t.Errorf("span %d: %s is %s through itl, %s through the floor: it did not read the same arrivals", i, k, w.AsString(), g.AsString())
+			}
+		}
+	}
+	var m ptrace.ProtoMarshaler
+	if w, g := m.TracesSize(viaITL), m.TracesSize(viaFloor); w != g {
+		t.Errorf("encoded size %d B through the floor, %d B through itl: the exporter would not handle the same bytes", g, w)
 	}
 }
 

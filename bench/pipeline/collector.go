@@ -218,6 +218,22 @@ service:
 `,
 	},
 	{
+		// The floor with the one piece of work the golden figures demand that floor leaves out:
+		// the exact gap percentiles, selected as the itl processor selects them.
+		name:    "floor_exact",
+		figures: true,
+		floor:   true,
+		about:   "floor, also selecting the exact gap p50, p90 and p99 as itl does (its figures are then itl's): the floor with the work the golden figures require",
+		yaml: common + "processors:\n  itl_floor:\n    exact: true" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl_floor, batch]
+      exporters: [otlp/sink]
+`,
+	},
+	{
 		name:    "connector",
 		about:   "receiver -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter (full without the processor)",
 		metrics: true,

@@ -597,6 +597,7 @@ func TestNeedsFloor(t *testing.T) {
 	}{
 		{[]string{"passthrough", "full"}, []string{"full"}, false},
 		{[]string{"passthrough", "floor"}, nil, true},
+		{[]string{"passthrough", "floor_exact"}, nil, true},
 		{[]string{"passthrough", "full"}, []string{"floor:events"}, true},
 	} {
 		if got := (options{configs: c.configs, profile: c.profile}).needsFloor(); got != c.want {
@@ -606,5 +607,8 @@ func TestNeedsFloor(t *testing.T) {
 	f, _ := configByName("floor")
 	if !strings.Contains(f.yaml, "processors: [itl_floor, batch]") || strings.Contains(f.yaml, "[itl,") {
 		t.Errorf("floor's pipeline:\n%s", f.yaml)
+	}
+	if f, _ := configByName("floor_exact"); !strings.Contains(f.yaml, "itl_floor:\n    exact: true\n") {
+		t.Errorf("floor_exact's processor:\n%s", f.yaml)
 	}
 }
