@@ -184,6 +184,12 @@ func logf(format string, args ...any) {
 
 func run(o options) error {
 	bin := o.bin
+	if bin != "" && o.needsFloor() {
+		// Found now, not when the first floor configuration's collector refuses its config.
+		if err := checkFloorBinary(bin); err != nil {
+			return err
+		}
+	}
 	if bin == "" {
 		root, err := repoRoot()
 		if err != nil {
@@ -313,6 +319,19 @@ func (o options) needsFloor() bool {
 		}
 	}
 	return false
+}
+
+// checkFloorBinary makes sure bin, a collector given with -bin, has the floor processor, from the
+// component list its components command prints.
+func checkFloorBinary(bin string) error {
+	out, err := exec.Command(bin, "components").Output()
+	if err != nil {
+		return fmt.Errorf("-bin %s: listing its components (%s components): %v", bin, bin, err)
+	}
+	if !strings.Contains(string(out), "name: itl_floor\n") {
+		return fmt.Errorf("-bin %s has no itl_floor processor, which the floor configurations run: leave -bin empty to build bench/floorcol, or pass a build of it (cd bench/floorcol && go build)", bin)
+	}
+	return nil
 }
 
 // configsFor is the configurations that run on ld, in the order asked.

@@ -612,3 +612,27 @@ func TestNeedsFloor(t *testing.T) {
 		t.Errorf("floor_exact's processor:\n%s", f.yaml)
 	}
 }
+
+// A -bin without the floor processor is refused before any load is generated, with the fix.
+func TestCheckFloorBinary(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, components string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\ncat <<'EOF'\n"+components+"EOF\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	floor := fake("floorcol", "processors:\n    - name: batch\n      stability:\n    - name: itl_floor\n      stability:\n")
+	itl := fake("otelcol-itl", "processors:\n    - name: batch\n    - name: itl\n")
+	if err := checkFloorBinary(floor); err != nil {
+		t.Errorf("floorcol refused: %v", err)
+	}
+	err := checkFloorBinary(itl)
+	if err == nil || !strings.Contains(err.Error(), "no itl_floor processor") || !strings.Contains(err.Error(), "bench/floorcol") {
+		t.Errorf("otelcol-itl: %v", err)
+	}
+	if err := checkFloorBinary(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing binary passed")
+	}
+}
