@@ -22,7 +22,7 @@ import (
 
 // clientSpans are replies of chunks chunks as otelitl writes them, with the load test's cadence
 // (bench/pipeline's load): 10-34 ms gaps and a 400 ms stall now and then.
-func clientSpans(t *testing.T, enc otelitl.Encoding, replies, chunks int) ptrace.Traces {
+func clientSpans(t testing.TB, enc otelitl.Encoding, replies, chunks int) ptrace.Traces {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	limits := sdktrace.NewSpanLimits()
