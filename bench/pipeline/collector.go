@@ -62,6 +62,16 @@ connectors:
     metrics_flush_interval: {{FLUSH}}
 `
 
+// floorService is the pipeline of the floor configurations: the floor processor, then batching.
+const floorService = `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [itl_floor, batch]
+      exporters: [otlp/sink]
+`
+
 const batch = `
   batch:
     send_batch_size: 2048
@@ -208,14 +218,7 @@ service:
 		figures: true,
 		floor:   true,
 		about:   "receiver -> itl_floor -> batch -> exporter: the floor processor reads each arrival once, puts each gap in a power-of-two histogram and writes the six figures itl writes, selecting no percentile (bench/floorcol): a lower bound on what itl and itl_metrics add",
-		yaml: common + "processors:\n  itl_floor:" + batch + `
-service:
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [itl_floor, batch]
-      exporters: [otlp/sink]
-`,
+		yaml:    common + "processors:\n  itl_floor:" + batch + floorService,
 	},
 	{
 		// The floor with the one piece of work the golden figures demand that floor leaves out:
@@ -224,14 +227,7 @@ service:
 		figures: true,
 		floor:   true,
 		about:   "floor, also selecting the exact gap p50, p90 and p99 as itl does (its figures are then itl's): the floor with the work the golden figures require",
-		yaml: common + "processors:\n  itl_floor:\n    exact: true" + batch + `
-service:
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [itl_floor, batch]
-      exporters: [otlp/sink]
-`,
+		yaml:    common + "processors:\n  itl_floor:\n    exact: true" + batch + floorService,
 	},
 	{
 		name:    "connector",
