@@ -61,6 +61,17 @@ var badShapes = []badShape{
 		o := offsetsOf(s)
 		o.At(20).SetInt(o.At(19).Int() - 1)
 	}},
+	// A span breaking two rules is reported for the one at the earlier element, whichever it is.
+	{"decreasing, then not an integer", "compact-long", genaispan.ReasonDecreasing, func(s ptrace.Span) {
+		o := offsetsOf(s)
+		o.At(20).SetInt(o.At(19).Int() - 1)
+		o.At(30).SetStr("x")
+	}},
+	{"not an integer, then decreasing", "compact-long", genaispan.ReasonNotInteger, func(s ptrace.Span) {
+		o := offsetsOf(s)
+		o.At(20).SetStr("x")
+		o.At(30).SetInt(o.At(29).Int() - 1)
+	}},
 	{"negative tokens", "multi-token-compact", genaispan.ReasonNegativeTokens, func(s ptrace.Span) {
 		v, _ := s.Attributes().Get(string(itlconv.ChunkTokensKey))
 		v.Slice().At(0).SetInt(-1)
