@@ -503,7 +503,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	limit := itlconv.Micros(r.End - r.Start)
 	// The loop keeps its state in local variables (the buffer too), so that it stays in registers:
 	// a store to the Decoder's buffer would make the compiler load the buffer's header again.
-	var prev, prevNs int64 // prev starts at 0: a negative first offset is caught as decreasing
+	var prev, prevNs int64 // prev from 0: a negative first offset takes the us < prev branch
 	var gaps timeline.GapStats
 	th, out := int64(d.stall), d.offsets
 	for i := range out {
