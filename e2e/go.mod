@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/otelitl/itl/collector v0.1.0
+	github.com/otelitl/itl/internal v0.1.0
 	github.com/otelitl/itl/itlconv v0.1.0
 	github.com/otelitl/itl/otelitl v0.1.0
 	go.opentelemetry.io/collector/pdata v1.71.0

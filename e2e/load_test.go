@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -151,22 +152,9 @@ func runLoad(t *testing.T, o loadOptions) (*sink, loadResult) {
 				if d := time.Until(begin.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 {
 					time.Sleep(d)
 				}
-				startAt := time.Now().Add(-30 * time.Second)
-				_, g := in.Start(ctx, otelitl.Request{Provider: "load", Model: model(i), StartTime: startAt})
-				off := time.Duration(200+i%300) * time.Millisecond
-				for k := range chunks {
-					if k > 0 {
-						gap := time.Duration(10+(i+int64(k)*7)%25) * time.Millisecond
-						if (i+int64(k))%97 == 0 {
-							gap = 400 * time.Millisecond
-							stalls.Add(1)
-						}
-						off += gap
-						gaps.Add(1)
-					}
-					g.ChunkAt(startAt.Add(off), 1)
-				}
-				g.EndAt(startAt.Add(off+time.Millisecond), nil)
+				g, st := benchspans.LoadGeneration(ctx, in, otelitl.Request{Provider: "load", Model: model(i)}, i, time.Now().Add(-30*time.Second), chunks)
+				gaps.Add(g)
+				stalls.Add(st)
 			}
 		})
 	}

@@ -15,13 +15,14 @@ import (
 
 	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/internal/sdkptrace"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
 
 // clientSpans are replies of chunks chunks as otelitl writes them, with the load test's cadence
-// (bench/pipeline's load): 10-34 ms gaps and a 400 ms stall now and then.
+// (benchspans.LoadGeneration, bench/pipeline's load): 10-34 ms gaps and a 400 ms stall now and then.
 func clientSpans(t testing.TB, enc otelitl.Encoding, replies, chunks int) ptrace.Traces {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
@@ -32,19 +33,7 @@ func clientSpans(t testing.TB, enc otelitl.Encoding, replies, chunks int) ptrace
 	base := time.Unix(1_800_000_000, 0)
 	for i := range replies {
 		start := base.Add(time.Duration(i) * time.Second)
-		_, g := in.Start(context.Background(), otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8), StartTime: start})
-		off := time.Duration(200+i%300) * time.Millisecond
-		for k := range chunks {
-			if k > 0 {
-				gap := time.Duration(10+(i+k*7)%25) * time.Millisecond
-				if (i+k)%97 == 0 {
-					gap = 400 * time.Millisecond
-				}
-				off += gap
-			}
-			g.ChunkAt(start.Add(off), 1)
-		}
-		g.EndAt(start.Add(off+time.Millisecond), nil)
+		benchspans.LoadGeneration(context.Background(), in, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8)}, int64(i), start, chunks)
 	}
 	return sdkptrace.Traces(rec.Ended())
 }

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otelitl/itl/collector/itlprocessor"
+	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -78,8 +79,8 @@ func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSp
 }
 
 // generate writes rate*seconds generations of chunks chunks each with otelitl on the OpenTelemetry
-// Go SDK, with the cadence of the load test (e2e/load_test.go: 10-34 ms gaps, a 400 ms stall where
-// (i+k)%97 == 0, 8 models), batched by the SDK's batch span processor into requests of batch
+// Go SDK, with the cadence of the load test (benchspans.LoadGeneration, as e2e/load_test.go writes
+// it: 10-34 ms gaps, a 400 ms stall where (i+k)%97 == 0; 8 models), batched by the SDK's batch span processor into requests of batch
 // spans, and returns the encoded requests. Generation i starts i/rate seconds after the first, as
 // if it had been paced.
 func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, error) {
@@ -103,21 +104,9 @@ func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, er
 	base := time.Now().Add(-time.Duration(seconds)*time.Second - 30*time.Second)
 	for i := range total {
 		startAt := base.Add(time.Duration(i) * time.Second / time.Duration(rate))
-		_, g := in.Start(ctx, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8), StartTime: startAt})
-		off := time.Duration(200+i%300) * time.Millisecond
-		for k := range chunks {
-			if k > 0 {
-				gap := time.Duration(10+(i+int64(k)*7)%25) * time.Millisecond
-				if (i+int64(k))%97 == 0 {
-					gap = 400 * time.Millisecond
-					l.stalls++
-				}
-				off += gap
-				l.gaps++
-			}
-			g.ChunkAt(startAt.Add(off), 1)
-		}
-		g.EndAt(startAt.Add(off+time.Millisecond), nil)
+		gaps, stalls := benchspans.LoadGeneration(ctx, in, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8)}, i, startAt, chunks)
+		l.gaps += gaps
+		l.stalls += stalls
 	}
 	if err := tp.Shutdown(ctx); err != nil {
 		return nil, err
