@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelitl/itl/collector/itlmetricsconnector"
+	"github.com/otelitl/itl/collector/itlprocessor"
+	"github.com/otelitl/itl/otelitl"
+)
+
+// BenchmarkInProcess is target (a) without a collector around it, side by side in one run: each
+// request of 100 client spans (the pipeline benchmark's loads) goes, in one goroutine, through the
+// stages of a pass-through collector that handle every byte (the receiver's decoding, the
+// exporter's encoding and its gzip at the default level: 60 to 80% of a pass-through's CPU in
+// bench-pipeline), and through the same stages with, between decoding and encoding:
+//
+//   - floor: the floor processor, the least any implementation of our components does;
+//   - floor_exact: the floor with the exact gap percentiles, whose figures are itl's;
+//   - processor: the itl processor, its defaults;
+//   - full: the itl processor, then the itl_metrics connector (its defaults) on the annotated
+//     spans, as the full configuration runs them.
+//
+// Every side exports what its processor made of the spans, so the annotations' encoding and gzip
+// count. The sides take turns in every iteration, in an order rotated each iteration, so that all
+// see the same machine. <side>-ratio is the side over pass-through; in-full-processor-ns/span and
+// in-full-connector-ns/span are the two components' own time inside full. A collector does more
+// on every span than these stages (gRPC, HTTP/2, batching, scheduling), which our components do
+// not add to: end to end a side's ratio is lower, by that work's share. The connector's metrics
+// are not exported (64 points every 15 s in the harness).
+//
+//	go test -run '^$' -bench InProcess -count 10 -benchtime 100x .
+func BenchmarkInProcess(b *testing.B) {
+	ctx := context.Background()
+	host := componenttest.NewNopHost()
+	newProcessor := func(b *testing.B, f processor.Factory, cfg any) processor.Traces {
+		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Start(ctx, host); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = p.Shutdown(ctx) })
+		return p
+	}
+	for _, load := range []struct {
+		name   string
+		enc    otelitl.Encoding
+		chunks int
+	}{{"compact-200", otelitl.EncodingCompact, 200}, {"events-100", otelitl.EncodingEvents, 100}} {
+		const perRequest, requests = 100, 4
+		var raws [][]byte
+		for _, td := range splitRequests(clientSpans(b, load.enc, perRequest*requests, load.chunks), perRequest) {
+			raw, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			if err != nil {
+				b.Fatal(err)
+			}
+			raws = append(raws, raw)
+		}
+		b.Run("load="+load.name, func(b *testing.B) {
+			cf := itlmetricsconnector.NewFactory()
+			conn, err := cf.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(cf.Type()), cf.CreateDefaultConfig(), consumertest.NewNop())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := conn.Start(ctx, host); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = conn.Shutdown(ctx) })
+			itl := itlprocessor.NewFactory()
+			sides := []struct {
+				name       string
+				proc       processor.Traces
+				conn       consumer.Traces
+				t, tp, tc  time.Duration
+				exportedTo int
+			}{
+				{name: "passthrough"},
+				{name: "floor", proc: newProcessor(b, newFloorFactory(), &floorConfig{})},
+				{name: "floor_exact", proc: newProcessor(b, newFloorFactory(), &floorConfig{Exact: true})},
+				{name: "processor", proc: newProcessor(b, itl, itl.CreateDefaultConfig())},
+				{name: "full", proc: newProcessor(b, itl, itl.CreateDefaultConfig()), conn: conn},
+			}
+			var gzBuf bytes.Buffer
+			zw := gzip.NewWriter(&gzBuf)
+			n := 0
+			for b.Loop() {
+				raw := raws[n%len(raws)]
+				for k := range sides {
+					s := &sides[(k+n)%len(sides)]
+					t0 := time.Now()
+					req := ptraceotlp.NewExportRequest()
+					if err := req.UnmarshalProto(raw); err != nil {
+						b.Fatal(err)
+					}
+					if s.proc != nil {
+						t1 := time.Now()
+						if err := s.proc.ConsumeTraces(ctx, req.Traces()); err != nil {
+							b.Fatal(err)
+						}
+						t2 := time.Now()
+						s.tp += t2.Sub(t1)
+						if s.conn != nil {
+							if err := s.conn.ConsumeTraces(ctx, req.Traces()); err != nil {
+								b.Fatal(err)
+							}
+							s.tc += time.Since(t2)
+						}
+					}
+					out, err := req.MarshalProto()
+					if err != nil {
+						b.Fatal(err)
+					}
+					gzBuf.Reset()
+					zw.Reset(&gzBuf)
+					_, _ = zw.Write(out)
+					_ = zw.Close()
+					s.t += time.Since(t0)
+					s.exportedTo = len(out)
+				}
+				n++
+			}
+			spans := float64(n * perRequest)
+			pass := sides[0]
+			for _, s := range sides[1:] {
+				if s.exportedTo <= pass.exportedTo {
+					b.Fatalf("%s exported %d B, the pass-through %d B: its processor wrote no figures", s.name, s.exportedTo, pass.exportedTo)
+				}
+			}
+			for _, s := range sides {
+				b.ReportMetric(float64(s.t.Nanoseconds())/spans, s.name+"-ns/span")
+				if s.name != "passthrough" {
+					b.ReportMetric(float64(s.t)/float64(pass.t), s.name+"-ratio")
+				}
+			}
+			full := sides[len(sides)-1]
+			b.ReportMetric(float64(full.tp.Nanoseconds())/spans, "in-full-processor-ns/span")
+			b.ReportMetric(float64(full.tc.Nanoseconds())/spans, "in-full-connector-ns/span")
+		})
+	}
+}
