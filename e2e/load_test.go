@@ -15,7 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/otelitl/itl/internal/benchspans"
+	"github.com/otelitl/itl/internal/loadgen"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -152,7 +152,7 @@ func runLoad(t *testing.T, o loadOptions) (*sink, loadResult) {
 				if d := time.Until(begin.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 {
 					time.Sleep(d)
 				}
-				g, st := benchspans.LoadGeneration(ctx, in, otelitl.Request{Provider: "load", Model: model(i)}, i, time.Now().Add(-30*time.Second), chunks)
+				g, st := loadgen.Generation(ctx, in, otelitl.Request{Provider: "load", Model: model(i)}, i, time.Now().Add(-30*time.Second), chunks)
 				gaps.Add(g)
 				stalls.Add(st)
 			}

@@ -15,14 +15,14 @@ import (
 
 	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/internal/benchspans"
+	"github.com/otelitl/itl/internal/loadgen"
 	"github.com/otelitl/itl/internal/sdkptrace"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
 
 // clientSpans are replies of chunks chunks as otelitl writes them, with the load test's cadence
-// (benchspans.LoadGeneration, bench/pipeline's load): 10-34 ms gaps and a 400 ms stall now and then.
+// (loadgen.Generation, bench/pipeline's load): 10-34 ms gaps and a 400 ms stall now and then.
 func clientSpans(t testing.TB, enc otelitl.Encoding, replies, chunks int) ptrace.Traces {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
@@ -33,7 +33,7 @@ func clientSpans(t testing.TB, enc otelitl.Encoding, replies, chunks int) ptrace
 	base := time.Unix(1_800_000_000, 0)
 	for i := range replies {
 		start := base.Add(time.Duration(i) * time.Second)
-		benchspans.LoadGeneration(context.Background(), in, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8)}, int64(i), start, chunks)
+		loadgen.Generation(context.Background(), in, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8)}, int64(i), start, chunks)
 	}
 	return sdkptrace.Traces(rec.Ended())
 }

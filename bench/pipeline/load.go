@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otelitl/itl/collector/itlprocessor"
-	"github.com/otelitl/itl/internal/benchspans"
+	"github.com/otelitl/itl/internal/loadgen"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -79,7 +79,7 @@ func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSp
 }
 
 // generate writes rate*seconds generations of chunks chunks each with otelitl on the OpenTelemetry
-// Go SDK, with the cadence of the load test (benchspans.LoadGeneration, as e2e/load_test.go writes
+// Go SDK, with the cadence of the load test (loadgen.Generation, as e2e/load_test.go writes
 // it: 10-34 ms gaps, a 400 ms stall where (i+k)%97 == 0; 8 models), batched by the SDK's batch span processor into requests of batch
 // spans, and returns the encoded requests. Generation i starts i/rate seconds after the first, as
 // if it had been paced.
@@ -104,7 +104,7 @@ func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, er
 	base := time.Now().Add(-time.Duration(seconds)*time.Second - 30*time.Second)
 	for i := range total {
 		startAt := base.Add(time.Duration(i) * time.Second / time.Duration(rate))
-		gaps, stalls := benchspans.LoadGeneration(ctx, in, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8)}, i, startAt, chunks)
+		gaps, stalls := loadgen.Generation(ctx, in, otelitl.Request{Provider: "load", Model: fmt.Sprintf("model-%d", i%8)}, i, startAt, chunks)
 		l.gaps += gaps
 		l.stalls += stalls
 	}
