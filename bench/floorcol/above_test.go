@@ -24,16 +24,8 @@ import (
 // implementation does, without the pipeline's noise. Compare the components with
 // `go test -run '^$' -bench AboveFloor -count 10 .` and benchstat, in one run.
 func BenchmarkAboveFloor(b *testing.B) {
-	for _, load := range []struct {
-		name   string
-		enc    otelitl.Encoding
-		chunks int
-	}{{"compact-200", otelitl.EncodingCompact, 200}, {"events-100", otelitl.EncodingEvents, 100}} {
-		const perRequest, requests = 100, 4
-		reqs := splitRequests(clientSpans(b, load.enc, perRequest*requests, load.chunks), perRequest)
-		if len(reqs) != requests || reqs[0].SpanCount() != perRequest {
-			b.Fatalf("%d requests of %d spans", len(reqs), reqs[0].SpanCount())
-		}
+	for _, load := range loads {
+		reqs := load.requests(b)
 		for _, c := range []struct {
 			name    string
 			factory processor.Factory
@@ -64,6 +56,29 @@ func BenchmarkAboveFloor(b *testing.B) {
 			})
 		}
 	}
+}
+
+// loads are the pipeline benchmark's two loads, for the benchmarks here.
+var loads = []load{{"compact-200", otelitl.EncodingCompact, 200}, {"events-100", otelitl.EncodingEvents, 100}}
+
+type load struct {
+	name   string
+	enc    otelitl.Encoding
+	chunks int
+}
+
+// perRequest is how many spans a request of the benchmarks here holds, as the SDK's batch span
+// processor sends them at 1000 generations a second.
+const perRequest = 100
+
+// requests returns 4 requests of perRequest client spans of the load.
+func (l load) requests(b *testing.B) []ptrace.Traces {
+	const requests = 4
+	reqs := splitRequests(clientSpans(b, l.enc, perRequest*requests, l.chunks), perRequest)
+	if len(reqs) != requests || reqs[0].SpanCount() != perRequest {
+		b.Fatalf("%d requests of %d spans", len(reqs), reqs[0].SpanCount())
+	}
+	return reqs
 }
 
 // splitRequests puts td's spans in requests of n spans each, under one resource and one scope,

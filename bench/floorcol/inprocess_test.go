@@ -18,7 +18,6 @@ import (
 
 	"github.com/otelitl/itl/collector/itlmetricsconnector"
 	"github.com/otelitl/itl/collector/itlprocessor"
-	"github.com/otelitl/itl/otelitl"
 )
 
 // BenchmarkInProcess is target (a) without a collector around it, side by side in one run: each
@@ -60,14 +59,9 @@ func BenchmarkInProcess(b *testing.B) {
 		b.Cleanup(func() { _ = p.Shutdown(ctx) })
 		return p
 	}
-	for _, load := range []struct {
-		name   string
-		enc    otelitl.Encoding
-		chunks int
-	}{{"compact-200", otelitl.EncodingCompact, 200}, {"events-100", otelitl.EncodingEvents, 100}} {
-		const perRequest, requests = 100, 4
+	for _, load := range loads {
 		var raws [][]byte
-		for _, td := range splitRequests(clientSpans(b, load.enc, perRequest*requests, load.chunks), perRequest) {
+		for _, td := range load.requests(b) {
 			raw, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 			if err != nil {
 				b.Fatal(err)
