@@ -44,7 +44,7 @@ import (
 // the other CPUs (its assists they include): <side>-B/span and <side>-allocs/span, what each side
 // allocates, tell how much of that work each side makes.
 //
-//	go test -run '^$' -bench InProcess -count 10 -benchtime 100x .
+//	go test -run '^$' -bench InProcess -count 10 -benchtime 200x .
 func BenchmarkInProcess(b *testing.B) {
 	ctx := context.Background()
 	host := componenttest.NewNopHost()
@@ -137,7 +137,7 @@ func BenchmarkInProcess(b *testing.B) {
 				n++
 			}
 			// What each side allocates, one side at a time and outside the timed loop: the runtime
-			// counts small allocations a span of slots at a time, so only long runs of one side
+			// counts small allocations a block of slots at a time, so only long runs of one side
 			// attribute them right.
 			const allocRounds = 5
 			for k := range sides {
