@@ -79,10 +79,10 @@ func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSp
 }
 
 // generate writes rate*seconds generations of chunks chunks each with otelitl on the OpenTelemetry
-// Go SDK, with the cadence of the load test (loadgen.Generation, as e2e/load_test.go writes
-// it: 10-34 ms gaps, a 400 ms stall where (i+k)%97 == 0; 8 models), batched by the SDK's batch span processor into requests of batch
-// spans, and returns the encoded requests. Generation i starts i/rate seconds after the first, as
-// if it had been paced.
+// Go SDK, with the cadence of the load test (loadgen.Generation, as e2e/load_test.go writes it:
+// 10-34 ms gaps, a 400 ms stall where (i+k)%97 == 0; 8 models), batched by the SDK's batch span
+// processor into requests of batch spans, and returns the encoded requests. Generation i starts
+// i/rate seconds after the first, as if it had been paced.
 func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, error) {
 	ctx := context.Background()
 	client := &captureClient{}
