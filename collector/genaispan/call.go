@@ -33,6 +33,10 @@ type Call struct {
 	// Figures are the call's figures: the time to first chunk and the output tokens from whichever
 	// source holds them, the chunk figures from a valid timeline.
 	Figures timeline.Figures
+	// Gaps are the smallest and largest gap of a valid timeline and its stalls, counted as the
+	// decoder read the arrivals (timeline.NoGaps() with fewer than two chunks, or no valid
+	// timeline): a histogram of the gaps takes its minimum and maximum from them.
+	Gaps timeline.GapStats
 	// TTFTSource names where Figures.TTFT came from: the timeline's attribute or event name, or the
 	// other instrumentation's attribute or event.
 	TTFTSource string
@@ -101,10 +105,10 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	if fs.has == 0 && span.Events().Len() == 0 {
 		// The common case of an ordinary span: no attribute any convention marks a model call with
 		// and no event that could be a chunk, so nothing to decode.
-		*c = Call{Result: emptyResult(span)}
+		*c = Call{Result: emptyResult(span), Gaps: timeline.NoGaps()}
 		return c
 	}
-	*c = Call{Result: d.decode(span)}
+	*c = Call{Result: d.decode(span), Gaps: timeline.NoGaps()}
 	if !d.modelCall(c) {
 		return c
 	}
@@ -123,8 +127,14 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 		c.reject(c.Reason)
 	}
 
+	if c.Valid {
+		if !d.hasGaps { // no arrivals read, or not in time order: count the gaps of the timeline
+			d.gaps = c.Timeline.Stats(d.stall)
+		}
+		c.Gaps = d.gaps
+	}
 	in := timeline.Input{Complete: c.Complete, StallThreshold: d.stall, Percentiles: percentiles,
-		GapStats: d.gaps, HasGapStats: d.hasGaps}
+		GapStats: c.Gaps, HasGapStats: true}
 	if !c.Complete && durationBad == ReasonNone && c.Valid {
 		ttft, src, why := d.ttft(c, span)
 		c.reject(why)

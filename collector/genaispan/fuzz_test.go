@@ -98,8 +98,8 @@ func FuzzDecode(f *testing.F) {
 		d := genaispan.New(genaispan.Config{MaxChunks: 1000, StallThreshold: stall})
 		r := d.Read(span, true)
 		if !r.Valid {
-			if r.Reason == "" || r.Timeline.Len() != 0 || r.Complete {
-				t.Fatalf("invalid without a reason, or with a timeline: %+v", r)
+			if r.Reason == "" || r.Timeline.Len() != 0 || r.Complete || r.Gaps != timeline.NoGaps() {
+				t.Fatalf("invalid without a reason, or with a timeline or its gaps: %+v", r)
 			}
 			return
 		}
@@ -126,6 +126,9 @@ func FuzzDecode(f *testing.F) {
 		want := r.Timeline.Stats(stall)
 		if fig.Stalls != want.Stalls || (fig.HasGaps && fig.MaxGap != timeline.Seconds(want.MaxNs)) {
 			t.Fatalf("stalls %d, largest gap %v; the timeline has %d, %v", fig.Stalls, fig.MaxGap, want.Stalls, timeline.Seconds(want.MaxNs))
+		}
+		if r.Gaps != want { // the connector's gap histogram takes its minimum and maximum from them
+			t.Fatalf("the call's gaps %+v; the timeline's %+v", r.Gaps, want)
 		}
 	})
 }

@@ -81,7 +81,7 @@ type Decoder struct {
 	one     [1]string // the one event name of a second pass over a span's events
 	scratch []int64   // for timeline.Compute's gaps
 	// gaps are the GapStats of the timeline the last decode read, counted as it read the
-	// arrivals, when hasGaps. They stay out of Result, which Read clears for every span.
+	// arrivals, when hasGaps. Read hands them to the Call.
 	gaps    timeline.GapStats
 	hasGaps bool
 	call    Call
@@ -167,9 +167,12 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 	d.hasGaps = false
 	fs := &d.fields
 	evs := span.Events()
-	s, ok := d.scanChunks(&r, evs)
-	if !ok {
-		s = d.scanEvents(&r, evs, d.names, evs.Len() <= d.maxChunks)
+	var s eventScan // a span without events, as a compact timeline comes, has nothing to scan
+	if evs.Len() > 0 {
+		var ok bool
+		if s, ok = d.scanChunks(&r, evs); !ok {
+			s = d.scanEvents(&r, evs, d.names, evs.Len() <= d.maxChunks)
+		}
 	}
 	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
@@ -233,7 +236,7 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 	best := len(names)
 	count, why, sorted, hasTokens := 0, ReasonNone, true, false
 	start, end, prev, firstToken := r.Start, r.End, int64(0), -1
-	var gaps timeline.GapStats // of the arrivals in the order they came: the timeline's when sorted
+	gaps := timeline.NoGaps() // of the arrivals in the order they came: the timeline's when sorted
 	th := int64(d.stall)
 	offs, toks := d.offsets[:0], d.tokens[:0]
 	if collect {
@@ -254,7 +257,7 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 		}
 		if j < best { // a higher-priority name: start over with it
 			best, count, why, sorted, hasTokens = j, 0, ReasonNone, true, false
-			offs, toks, gaps = offs[:0], toks[:0], timeline.GapStats{}
+			offs, toks, gaps = offs[:0], toks[:0], timeline.NoGaps()
 		}
 		count++
 		if !collect || why != ReasonNone {
@@ -271,7 +274,7 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 		}
 		off := ts - start
 		if len(offs) > 0 {
-			gaps.Add(off-prev, th)
+			gaps = gaps.Add(off-prev, th)
 		}
 		if off < prev {
 			sorted = false
@@ -321,8 +324,8 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 	if sc, ok, plain := d.scanPlain(r, evs, offs, isDefault); plain {
 		return sc, ok
 	}
-	var gaps timeline.GapStats
-	th, prev, sorted, hasTokens := int64(d.stall), int64(0), true, false
+	gaps := timeline.NoGaps()
+	th, prev, hasTokens := int64(d.stall), int64(0), false
 	for i := range n {
 		ev := evs.At(i)
 		ts := int64(ev.Timestamp())
@@ -333,8 +336,7 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 		}
 		off := ts - start
 		if i > 0 {
-			gaps.Add(off-prev, th)
-			sorted = sorted && off >= prev
+			gaps = gaps.Add(off-prev, th)
 		}
 		offs[i], prev = off, off
 		if ev.Attributes().Len() == 0 && !hasTokens {
@@ -353,7 +355,8 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 		}
 	}
 	d.offsets, d.tokens = offs, toks
-	return eventScan{name: name, n: n, collected: true, sorted: sorted, tokens: hasTokens, gaps: gaps}, true
+	// The arrivals came in time order when no gap is negative.
+	return eventScan{name: name, n: n, collected: true, sorted: gaps.MinNs >= 0, tokens: hasTokens, gaps: gaps}, true
 }
 
 // scanPlain is scanChunks on a span whose chunk events carry no attributes, the shape otelitl
@@ -386,23 +389,45 @@ func (d *Decoder) scanPlain(r *Result, evs ptrace.SpanEventSlice, offs []int64, 
 			}
 		}
 	}
-	start, end := r.Start, r.End
-	var gaps timeline.GapStats
-	th, prev, sorted := int64(d.stall), int64(0), true
-	for i, ts := range offs {
-		if ts < start || ts > end {
-			d.offsets = offs[:0]
-			return eventScan{}, false, true
-		}
-		off := ts - start
-		if i > 0 {
-			gaps.Add(off-prev, th)
-			sorted = sorted && off >= prev
-		}
-		offs[i], prev = off, off
+	gaps, ok := toOffsets(offs, r.Start, uint64(r.End-r.Start), int64(d.stall))
+	if !ok {
+		d.offsets = offs[:0]
+		return eventScan{}, false, true
 	}
 	d.offsets, d.tokens = offs, d.tokens[:0]
-	return eventScan{name: name, n: len(offs), collected: true, sorted: sorted, gaps: gaps}, true, true
+	// The arrivals came in time order when no gap is negative: the smallest gap says it, with no
+	// comparison of its own per arrival.
+	return eventScan{name: name, n: len(offs), collected: true, sorted: gaps.MinNs >= 0, gaps: gaps}, true, true
+}
+
+// toOffsets turns the arrivals' timestamps ts into offsets from start, in place, and counts their
+// gaps against th (nanoseconds). It reports false at the first arrival outside the span, from
+// start to start+length (the span must not end before it starts).
+//
+// An arrival lies within the span when its offset, taken as unsigned, is at most the span's
+// length: one comparison instead of two, exact for every int64 however the subtraction wraps.
+// The loop is a function of its own so that it has the registers to itself: inside scanPlain the
+// compiler kept its counter and the previous offset on the stack, storing and loading them again
+// for every arrival.
+func toOffsets(ts []int64, start int64, length uint64, th int64) (timeline.GapStats, bool) {
+	gaps := timeline.NoGaps()
+	if len(ts) == 0 {
+		return gaps, true
+	}
+	prev := ts[0] - start
+	if uint64(prev) > length {
+		return gaps, false
+	}
+	ts[0] = prev
+	for i := 1; i < len(ts); i++ {
+		off := ts[i] - start
+		if uint64(off) > length {
+			return gaps, false
+		}
+		gaps = gaps.Add(off-prev, th)
+		ts[i], prev = off, off
+	}
+	return gaps, true
 }
 
 // firstCounts starts the token counts when the arrival after the first k carries the first count:
@@ -504,7 +529,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	// The loop keeps its state in local variables (the buffer too), so that it stays in registers:
 	// a store to the Decoder's buffer would make the compiler load the buffer's header again.
 	var prev, prevNs int64 // prev from 0: a negative first offset takes the us < prev branch
-	var gaps timeline.GapStats
+	gaps := timeline.NoGaps()
 	th, out := int64(d.stall), d.offsets
 	for i := range out {
 		e := offs.At(i)
@@ -527,7 +552,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		}
 		ns := itlconv.Nanos(us)
 		if i > 0 {
-			gaps.Add(ns-prevNs, th)
+			gaps = gaps.Add(ns-prevNs, th)
 		}
 		prev, prevNs, out[i] = us, ns, ns
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
 )
 
 // encodings are the two ways a timeline is written, for the benchmarks that run on both.
@@ -92,6 +93,7 @@ func BenchmarkObserveGaps(b *testing.B) {
 	const spans, chunks = 100, 200
 	td := benchspans.Traces(spans, chunks, true)
 	var offsets [][]int64
+	var stats []timeline.GapStats
 	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
 		v, _ := span.Attributes().Get(string(itlconv.ChunkOffsetsKey))
 		offs := make([]int64, v.Slice().Len())
@@ -99,12 +101,13 @@ func BenchmarkObserveGaps(b *testing.B) {
 			offs[i] = itlconv.Nanos(v.Slice().At(i).Int())
 		}
 		offsets = append(offsets, offs)
+		stats = append(stats, timeline.Timeline{Offsets: offs}.Stats(itlconv.DefaultStallThreshold))
 	})
 	h := newExplicit(newBounds(itlconv.GapBuckets), 0)
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, o := range offsets {
-			h.observeGaps(o)
+		for i, o := range offsets {
+			h.observeGaps(o, stats[i])
 		}
 	}
 	if h.count() == 0 {

@@ -402,7 +402,7 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 		}
 		if withTimeline && f.HasGaps {
 			h := c.hist(s, hServerTPOT)
-			h.observeGapsPerToken(call.Timeline)
+			h.observeGapsPerToken(call.Timeline, call.Gaps)
 			ex.value = f.MaxGap
 			h.exemplars().offer(ex)
 		}
@@ -442,7 +442,7 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 	}
 	if f.HasGaps {
 		g := c.hist(s, hGap)
-		g.observeGaps(call.Timeline.Offsets)
+		g.observeGaps(call.Timeline.Offsets, call.Gaps)
 		ex.value = f.MaxGap // the span's worst gap is the one worth linking
 		g.exemplars().offer(ex)
 		c.observe(c.hist(s, hGapMax), f.MaxGap, ex)

@@ -51,7 +51,7 @@ func TestGapBucketMatchesBinarySearch(t *testing.T) {
 			want[bucket(b, timeline.Seconds(g))]++
 		}
 		h := newExplicit(bs, 0)
-		h.observeGaps(offsets)
+		h.observeGaps(offsets, timeline.Timeline{Offsets: offsets}.Stats(0))
 		if !slices.Equal(h.counts, want) {
 			t.Fatalf("bounds %v: observeGaps counted %v, want %v", b, h.counts, want)
 		}

@@ -68,29 +68,43 @@ func (t Timeline) GapCount() int {
 // Gap returns gap i (0-based) in seconds: the time between arrival i and arrival i+1.
 func (t Timeline) Gap(i int) float64 { return Seconds(t.Offsets[i+1] - t.Offsets[i]) }
 
-// GapStats are what one pass over a timeline's gaps yields for the figures: the largest gap in
-// nanoseconds (0 with fewer than two chunks) and the number of gaps strictly longer than a stall
+// GapStats are what one pass over a timeline's gaps yields for the figures and the histograms: the
+// smallest and the largest gap in nanoseconds and the number of gaps strictly longer than a stall
 // threshold. A reader that already walks the arrivals, as the collector's decoder does, counts them
-// on its way and hands them to Compute (Input.GapStats), which then reads no gap again.
+// on its way and hands them to Compute (Input.GapStats), which then reads no gap again, and to a
+// histogram, which then keeps no minimum or maximum of its own.
+//
+// Count gaps from NoGaps(), not from the zero GapStats: its MinNs is the largest int64 and its MaxNs
+// the smallest, so that the first gap Add counts is both. A timeline with fewer than two chunks
+// keeps them.
 type GapStats struct {
-	MaxNs  int64
-	Stalls int
+	MinNs, MaxNs int64
+	Stalls       int
 }
 
-// Add counts a gap of ns nanoseconds against threshold th (in nanoseconds).
-func (s *GapStats) Add(ns, th int64) {
+// NoGaps returns the GapStats of no gap, which Add starts from.
+func NoGaps() GapStats { return GapStats{MinNs: math.MaxInt64, MaxNs: math.MinInt64} }
+
+// Add returns s with a gap of ns nanoseconds counted against threshold th (in nanoseconds).
+//
+// It takes and returns the stats by value, for the loops that count them per arrival: the compiler
+// keeps a local whose address is taken, even by an inlined method, on the stack, and loads and
+// stores its fields again for every gap; a value stays in registers.
+func (s GapStats) Add(ns, th int64) GapStats {
+	s.MinNs = min(s.MinNs, ns)
 	s.MaxNs = max(s.MaxNs, ns)
 	if ns > th {
 		s.Stalls++
 	}
+	return s
 }
 
 // Stats returns the timeline's GapStats against threshold, in one pass.
 func (t Timeline) Stats(threshold time.Duration) GapStats {
-	var s GapStats
+	s := NoGaps()
 	th := int64(threshold)
 	for i := 1; i < len(t.Offsets); i++ {
-		s.Add(t.Offsets[i]-t.Offsets[i-1], th)
+		s = s.Add(t.Offsets[i]-t.Offsets[i-1], th)
 	}
 	return s
 }

@@ -43,23 +43,23 @@ func TestComputeRules(t *testing.T) {
 	}
 }
 
-// TestComputeTakesTheCallersGapStats: Stats counts the largest gap and the stalls (gaps strictly
-// longer than the threshold), and Compute uses the caller's GapStats when it has them instead of
-// walking the gaps; it walks them otherwise.
+// TestComputeTakesTheCallersGapStats: Stats counts the smallest and the largest gap and the stalls
+// (gaps strictly longer than the threshold), and Compute uses the caller's GapStats when it has
+// them instead of walking the gaps; it walks them otherwise.
 func TestComputeTakesTheCallersGapStats(t *testing.T) {
-	tl := Timeline{Offsets: []int64{100, 150, 250, 250, 600}} // gaps 50, 100, 0, 350
-	if got, want := tl.Stats(100), (GapStats{MaxNs: 350, Stalls: 1}); got != want {
+	tl := Timeline{Offsets: []int64{100, 150, 250, 270, 600}} // gaps 50, 100, 20, 330
+	if got, want := tl.Stats(100), (GapStats{MinNs: 20, MaxNs: 330, Stalls: 1}); got != want {
 		t.Fatalf("Stats(100) = %+v, want %+v", got, want)
 	}
-	if got := (Timeline{Offsets: []int64{7}}).Stats(0); got != (GapStats{}) {
+	if got := (Timeline{Offsets: []int64{7}}).Stats(0); got != NoGaps() {
 		t.Fatalf("one chunk: Stats = %+v, want none", got)
 	}
 	in := Input{StallThreshold: 100}
 	f, _ := Compute(tl, in, nil)
-	if f.Stalls != 1 || f.MaxGap != Seconds(350) {
-		t.Fatalf("walked: stalls %d, largest gap %v; want 1, %v", f.Stalls, f.MaxGap, Seconds(350))
+	if f.Stalls != 1 || f.MaxGap != Seconds(330) {
+		t.Fatalf("walked: stalls %d, largest gap %v; want 1, %v", f.Stalls, f.MaxGap, Seconds(330))
 	}
-	in.GapStats, in.HasGapStats = GapStats{MaxNs: 42, Stalls: 9}, true // not tl's: shows they are taken
+	in.GapStats, in.HasGapStats = GapStats{MinNs: 1, MaxNs: 42, Stalls: 9}, true // not tl's: shows they are taken
 	f, _ = Compute(tl, in, nil)
 	if f.Stalls != 9 || f.MaxGap != Seconds(42) {
 		t.Fatalf("given: stalls %d, largest gap %v; want 9, %v", f.Stalls, f.MaxGap, Seconds(42))
