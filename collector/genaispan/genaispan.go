@@ -234,7 +234,7 @@ type eventScan struct {
 func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []string, collect bool) eventScan {
 	n := evs.Len()
 	best := len(names)
-	count, why, sorted, hasTokens := 0, ReasonNone, true, false
+	count, why, hasTokens := 0, ReasonNone, false
 	start, end, prev, firstToken := r.Start, r.End, int64(0), -1
 	gaps := timeline.NoGaps() // of the arrivals in the order they came: the timeline's when sorted
 	th := int64(d.stall)
@@ -256,7 +256,7 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 			continue // not a chunk event, or one of a lower priority than a name already found
 		}
 		if j < best { // a higher-priority name: start over with it
-			best, count, why, sorted, hasTokens = j, 0, ReasonNone, true, false
+			best, count, why, hasTokens = j, 0, ReasonNone, false
 			offs, toks, gaps = offs[:0], toks[:0], timeline.NoGaps()
 		}
 		count++
@@ -276,9 +276,6 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 		if len(offs) > 0 {
 			gaps = gaps.Add(off-prev, th)
 		}
-		if off < prev {
-			sorted = false
-		}
 		prev = off
 		tok := int64(1)
 		if ev.Attributes().Len() != 0 {
@@ -296,7 +293,8 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 		}
 	}
 	d.offsets, d.tokens, r.firstToken = offs, toks, firstToken
-	sc := eventScan{n: count, collected: collect, why: why, sorted: sorted, tokens: hasTokens, gaps: gaps}
+	// The arrivals came in time order when no gap is negative.
+	sc := eventScan{n: count, collected: collect, why: why, sorted: gaps.MinNs >= 0, tokens: hasTokens, gaps: gaps}
 	if best < len(names) {
 		sc.name = names[best]
 	}
