@@ -75,7 +75,7 @@ func TestHandlerFakellm(t *testing.T) {
 			for _, c := range id {
 				n = n*10 + uint64(c-'0')
 			}
-			checkGaps(t, span, attrs, eng.Arrivals(n), 0)
+			wraptest.CheckTimeline(t, span, attrs, eng.Arrivals(n), wraptest.Busy())
 			for k, want := range map[string]string{"gen_ai.provider.name": tc.provider, "gen_ai.usage.output_tokens": "6", "otelitl.chunk.count": "6", "error.type": ""} {
 				if got := attrs[attrKey(k)].String(); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)

@@ -187,12 +187,12 @@ func TestLangChainGoOllama(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = llm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
-		llms.WithMaxTokens(16), llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
+		llms.WithMaxTokens(24), llms.WithStreamingFunc(func(context.Context, []byte) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkSpanAfterFirst(t, f, exp, map[string]string{"gen_ai.provider.name": "ollama", "gen_ai.operation.name": "chat",
-		"gen_ai.usage.output_tokens": "16", "otelitl.chunk.count": "16"})
+		"gen_ai.usage.output_tokens": "24", "otelitl.chunk.count": "24"})
 }
 
 func TestOllamaAPIChat(t *testing.T) {
@@ -202,7 +202,7 @@ func TestOllamaAPIChat(t *testing.T) {
 	c := ollama.NewClient(u, hc)
 	var text strings.Builder
 	err := c.Chat(context.Background(), &ollama.ChatRequest{Model: "fake-llama", Messages: []ollama.Message{{Role: "user", Content: "hi"}},
-		Options: map[string]any{"num_predict": 16}}, func(r ollama.ChatResponse) error { text.WriteString(r.Message.Content); return nil })
+		Options: map[string]any{"num_predict": 24}}, func(r ollama.ChatResponse) error { text.WriteString(r.Message.Content); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestOllamaAPIChat(t *testing.T) {
 		t.Fatal("no text reached the client")
 	}
 	checkSpanAfterFirst(t, f, exp, map[string]string{"gen_ai.provider.name": "ollama", "gen_ai.request.model": "fake-llama",
-		"gen_ai.response.model": "fake-llama", "gen_ai.usage.output_tokens": "16", "otelitl.chunk.count": "16", "gen_ai.request.stream": "true"})
+		"gen_ai.response.model": "fake-llama", "gen_ai.usage.output_tokens": "24", "otelitl.chunk.count": "24", "gen_ai.request.stream": "true"})
 }
 
 func TestOllamaAPIGenerate(t *testing.T) {
@@ -218,10 +218,10 @@ func TestOllamaAPIGenerate(t *testing.T) {
 	hc, exp := f.client(t)
 	u, _ := url.Parse(f.URL)
 	c := ollama.NewClient(u, hc)
-	err := c.Generate(context.Background(), &ollama.GenerateRequest{Model: "fake-llama", Prompt: "hi", Options: map[string]any{"num_predict": 16}},
+	err := c.Generate(context.Background(), &ollama.GenerateRequest{Model: "fake-llama", Prompt: "hi", Options: map[string]any{"num_predict": 24}},
 		func(ollama.GenerateResponse) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSpanAfterFirst(t, f, exp, map[string]string{"gen_ai.operation.name": "text_completion", "otelitl.chunk.count": "16"})
+	checkSpanAfterFirst(t, f, exp, map[string]string{"gen_ai.operation.name": "text_completion", "otelitl.chunk.count": "24"})
 }
