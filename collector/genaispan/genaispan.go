@@ -215,10 +215,13 @@ type eventScan struct {
 	n         int               // how many events carry it
 	collected bool              // their arrivals are in d.offsets (and d.tokens, when tokens)
 	why       Reason            // the first problem among those arrivals, when collected
-	sorted    bool              // the arrivals came in time order
 	tokens    bool              // an arrival carries a token count
 	gaps      timeline.GapStats // of the arrivals collected, in the order they came
 }
+
+// sorted reports whether the arrivals came in time order: then no gap between them is negative,
+// which the smallest gap says without a comparison of its own per arrival.
+func (s *eventScan) sorted() bool { return s.gaps.MinNs >= 0 }
 
 // scanEvents reads the span's events once: it notes where the first OpenInference first-token
 // event is, finds the highest-priority name of names present and counts its events, and, when
@@ -293,8 +296,7 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 		}
 	}
 	d.offsets, d.tokens, r.firstToken = offs, toks, firstToken
-	// The arrivals came in time order when no gap is negative.
-	sc := eventScan{n: count, collected: collect, why: why, sorted: gaps.MinNs >= 0, tokens: hasTokens, gaps: gaps}
+	sc := eventScan{n: count, collected: collect, why: why, tokens: hasTokens, gaps: gaps}
 	if best < len(names) {
 		sc.name = names[best]
 	}
@@ -353,8 +355,7 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 		}
 	}
 	d.offsets, d.tokens = offs, toks
-	// The arrivals came in time order when no gap is negative.
-	return eventScan{name: name, n: n, collected: true, sorted: gaps.MinNs >= 0, tokens: hasTokens, gaps: gaps}, true
+	return eventScan{name: name, n: n, collected: true, tokens: hasTokens, gaps: gaps}, true
 }
 
 // scanPlain is scanChunks on a span whose chunk events carry no attributes, the shape otelitl
@@ -393,9 +394,7 @@ func (d *Decoder) scanPlain(r *Result, evs ptrace.SpanEventSlice, offs []int64, 
 		return eventScan{}, false, true
 	}
 	d.offsets, d.tokens = offs, d.tokens[:0]
-	// The arrivals came in time order when no gap is negative: the smallest gap says it, with no
-	// comparison of its own per arrival.
-	return eventScan{name: name, n: len(offs), collected: true, sorted: gaps.MinNs >= 0, gaps: gaps}, true, true
+	return eventScan{name: name, n: len(offs), collected: true, gaps: gaps}, true, true
 }
 
 // toOffsets turns the arrivals' timestamps ts into offsets from start, in place, and counts their
@@ -470,7 +469,7 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
 		return
 	}
 	offs := d.offsets
-	if !s.sorted { // the order of events on a span means nothing
+	if !s.sorted() { // the order of events on a span means nothing
 		d.pairs = d.pairs[:0]
 		for i, off := range offs {
 			p := pair{off: off, tok: 1}
@@ -488,9 +487,9 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
 		}
 	}
 	r.Timeline = timeline.Timeline{Offsets: offs}
-	// The gaps counted on the way are the timeline's when the arrivals came in time order; the
-	// rare span whose events did not is left to timeline.Compute, which counts them once sorted.
-	d.gaps, d.hasGaps = s.gaps, s.sorted
+	// The gaps counted on the way are the timeline's when the arrivals came in time order; for the
+	// rare span whose events did not, Read counts them on the sorted timeline.
+	d.gaps, d.hasGaps = s.gaps, s.sorted()
 	if s.tokens {
 		r.Timeline.Tokens = d.tokens
 	}
