@@ -147,7 +147,7 @@ func (t *tally) span(span ptrace.Span) {
 	if t.exact {
 		var f timeline.Figures
 		f, t.scratch = timeline.Compute(timeline.Timeline{Offsets: t.offs}, timeline.Input{
-			Complete: true, Percentiles: true, HasGapStats: true, GapStats: timeline.GapStats{MaxNs: maxGap, Stalls: int(stalls)},
+			Complete: true, Percentiles: true, HasGapStats: true, GapStats: timeline.GapStats{MinNs: minGap, MaxNs: maxGap, Stalls: int(stalls)},
 		}, t.scratch)
 		tpot, p50, p90, p99 = f.TPOT, f.P50, f.P90, f.P99
 	}

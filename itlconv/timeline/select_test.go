@@ -51,12 +51,44 @@ func TestGapPercentilesMatchASort(t *testing.T) {
 			ref := sortedGaps(tl)
 			var maxGap float64
 			var p [3]float64
-			maxGap, p, buf = tl.gapPercentiles(buf)
 			want := [3]float64{Percentile(ref, 0.5), Percentile(ref, 0.9), Percentile(ref, 0.99)}
-			if maxGap != ref[len(ref)-1] || p != want {
-				t.Fatalf("%s, %d chunks: max %v p %v, a sort gives max %v p %v", name, n, maxGap, p, ref[len(ref)-1], want)
+			// The reader's own stats, and stats that do not bound the gaps, which it must notice.
+			gs := tl.Stats(0)
+			for _, stats := range []GapStats{gs, NoGaps(), {}, {MinNs: gs.MinNs + 1, MaxNs: gs.MaxNs}, {MinNs: gs.MinNs, MaxNs: gs.MaxNs - 1}, {MinNs: gs.MaxNs, MaxNs: gs.MaxNs}} {
+				maxGap, p, buf = tl.gapPercentiles(stats, buf)
+				if maxGap != ref[len(ref)-1] || p != want {
+					t.Fatalf("%s, %d chunks, stats %+v: max %v p %v, a sort gives max %v p %v", name, n, stats, maxGap, p, ref[len(ref)-1], want)
+				}
 			}
 		}
+	}
+}
+
+// TestGapPercentilesCheckTheirStats hands the selection stats whose largest gap is one short, on
+// gaps whose true largest is exactly where the counting pass's buckets would wrap around to the
+// first (2^20 ns above the smallest, with buckets 2^11 ns wide): unless it notices the gap outside
+// its range, the largest gap is counted as one of the smallest.
+func TestGapPercentilesCheckTheirStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	offs := []int64{0}
+	for i := range 100 {
+		g := 1000 + rng.Int64N(1<<20)
+		switch i {
+		case 3:
+			g = 1000
+		case 50:
+			g = 1000 + 1<<20
+		}
+		offs = append(offs, offs[len(offs)-1]+g)
+	}
+	tl := Timeline{Offsets: offs}
+	ref := sortedGaps(tl)
+	gs := tl.Stats(0)
+	gs.MaxNs--
+	maxGap, p, _ := tl.gapPercentiles(gs, nil)
+	want := [3]float64{Percentile(ref, 0.5), Percentile(ref, 0.9), Percentile(ref, 0.99)}
+	if maxGap != ref[len(ref)-1] || p != want {
+		t.Fatalf("stats one short: max %v p %v, a sort gives max %v p %v", maxGap, p, ref[len(ref)-1], want)
 	}
 }
 
@@ -99,7 +131,7 @@ func TestSelectRanksMatchesSort(t *testing.T) {
 			slices.Sort(ranks)
 			vals := make([]int64, len(ranks))
 			in := slices.Clone(a)
-			selectRanks(a, sorted[0], sorted[n-1], ranks, 0, vals, make([]int64, n))
+			selectRanks(a, sorted[0], sorted[n-1], ranks, 0, vals, make([]int64, n+1))
 			for i, r := range ranks {
 				if vals[i] != sorted[r] {
 					t.Fatalf("%s: %v, ranks %v: rank %d is %d, a sort gives %d", name, in, ranks, r, vals[i], sorted[r])
@@ -116,9 +148,12 @@ func TestSelectRanksMatchesSort(t *testing.T) {
 // cheaper than it is in place.
 func BenchmarkGapPercentiles(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	// Two cadences: gaps of any nanosecond value from 12 to 32 ms; and whole milliseconds from 12
+	// Three cadences: gaps of any nanosecond value from 12 to 32 ms; whole milliseconds from 12
 	// to 31 with a 400 ms stall in one gap of a hundred, as internal/benchspans writes the
-	// collector benchmarks' replies (many equal gaps, and a range ten times the usual one).
+	// collector benchmarks' replies (many equal gaps, and a range ten times the usual one); and
+	// the shape of a real stream: gaps of any nanosecond value around 20 ms (±2 ms), with a few
+	// chunks that arrive together (gaps of tens of microseconds) and a stall of 200 to 800 ms in one
+	// gap of a hundred, so that most gaps fall in a few narrow parts of a wide range.
 	shapes := []struct {
 		name string
 		gap  func() int64
@@ -131,9 +166,19 @@ func BenchmarkGapPercentiles(b *testing.B) {
 			}
 			return g
 		}},
+		{"jitter-stalls", func() int64 {
+			switch k := rng.IntN(100); {
+			case k == 0:
+				return 200_000_000 + rng.Int64N(600_000_000)
+			case k < 4:
+				return 10_000 + rng.Int64N(90_000)
+			}
+			return int64(20_000_000 + 2_000_000*rng.NormFloat64())
+		}},
 	}
 	for _, sh := range shapes {
 		tls := make([]Timeline, 256)
+		stats := make([]GapStats, 256)
 		for k := range tls {
 			offs := make([]int64, 200)
 			offs[0] = 300_000_000
@@ -141,12 +186,13 @@ func BenchmarkGapPercentiles(b *testing.B) {
 				offs[i] = offs[i-1] + sh.gap()
 			}
 			tls[k] = Timeline{Offsets: offs}
+			stats[k] = tls[k].Stats(0) // as the collector's reader counts them on its way
 		}
 		b.Run("gaps="+sh.name+"/impl=select", func(b *testing.B) {
 			var buf []int64
 			k := 0
 			for b.Loop() {
-				_, _, buf = tls[k&255].gapPercentiles(buf)
+				_, _, buf = tls[k&255].gapPercentiles(stats[k&255], buf)
 				k++
 			}
 		})

@@ -201,7 +201,8 @@ type Input struct {
 	// Percentiles turns on P50, P90 and P99.
 	Percentiles bool
 	// GapStats, when HasGapStats, are the timeline's against StallThreshold, counted by the
-	// caller as it read the arrivals: Compute then does not walk the gaps for them.
+	// caller as it read the arrivals: Compute then does not walk the gaps for them, and the
+	// percentiles' selection takes its range from them.
 	GapStats    GapStats
 	HasGapStats bool
 }
@@ -233,7 +234,7 @@ func Compute(t Timeline, in Input, scratch []int64) (Figures, []int64) {
 		f.HasGaps = true
 		if in.Percentiles {
 			var p [len(gapQuantiles)]float64
-			f.MaxGap, p, scratch = t.gapPercentiles(scratch)
+			f.MaxGap, p, scratch = t.gapPercentiles(gs, scratch)
 			f.P50, f.P90, f.P99 = p[0], p[1], p[2]
 		} else {
 			f.MaxGap = Seconds(gs.MaxNs)
