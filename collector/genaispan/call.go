@@ -434,16 +434,17 @@ var openInferenceProviders = map[string]string{
 // normalizeProvider maps another instrumentation's provider name to the conventions': the Vercel AI
 // SDK's ids carry the API after a dot ("openai.chat", "google.vertex.chat"), OpenInference has its
 // own names. A name the conventions know, or one nobody maps, stays as it is. It runs once per model
-// call: a map look-up per dot, no more.
+// call: a name the conventions know, the usual case, is told by a switch on its bytes, before any
+// map look-up; then a map look-up per dot, no more.
 func normalizeProvider(p string) string {
+	if knownProvider(p) {
+		return p // also a conventions' name that starts like a Vercel id ("azure.ai.openai")
+	}
 	if q, ok := openInferenceProviders[p]; ok {
 		return q
 	}
 	for prefix := p; ; {
 		if q, ok := vercelProviders[prefix]; ok {
-			if prefix != p && knownProvider(p) {
-				return p // a conventions' name that starts like a Vercel id ("azure.ai.openai")
-			}
 			return q
 		}
 		i := strings.LastIndexByte(prefix, '.')

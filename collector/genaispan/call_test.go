@@ -1,6 +1,11 @@
 package genaispan
 
-import "testing"
+import (
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+)
 
 // TestNormalizeProvider maps the Vercel AI SDK's and OpenInference's provider names to the
 // conventions', and leaves the conventions' own names and unknown ones alone.
@@ -15,6 +20,28 @@ func TestNormalizeProvider(t *testing.T) {
 	} {
 		if got := normalizeProvider(give); got != want {
 			t.Errorf("normalizeProvider(%q) = %q, want %q", give, got, want)
+		}
+	}
+}
+
+// TestNormalizeProviderKeepsTheConventionsNames checks every gen_ai.provider.name value of the
+// semantic conventions' Go package: each stays as it is, and is one knownProvider knows (its fast
+// path before any map look-up), so that a name the conventions add is noticed here.
+func TestNormalizeProviderKeepsTheConventionsNames(t *testing.T) {
+	for _, kv := range []attribute.KeyValue{
+		semconv.GenAIProviderNameOpenAI, semconv.GenAIProviderNameGCPGenAI, semconv.GenAIProviderNameGCPVertexAI,
+		semconv.GenAIProviderNameGCPGemini, semconv.GenAIProviderNameAnthropic, semconv.GenAIProviderNameCohere,
+		semconv.GenAIProviderNameAzureAIInference, semconv.GenAIProviderNameAzureAIOpenAI,
+		semconv.GenAIProviderNameIBMWatsonxAI, semconv.GenAIProviderNameAWSBedrock, semconv.GenAIProviderNamePerplexity,
+		semconv.GenAIProviderNameXAI, semconv.GenAIProviderNameDeepseek, semconv.GenAIProviderNameGroq,
+		semconv.GenAIProviderNameMistralAI,
+	} {
+		p := kv.Value.AsString()
+		if !knownProvider(p) {
+			t.Errorf("knownProvider(%q) is false", p)
+		}
+		if got := normalizeProvider(p); got != p {
+			t.Errorf("normalizeProvider(%q) = %q", p, got)
 		}
 	}
 }
