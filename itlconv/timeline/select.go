@@ -86,6 +86,10 @@ const smallSelect = 24
 // counting pass computes each gap from the offsets, and its copying pass again, so that only the
 // gaps in a wanted rank's bucket are ever stored. buf holds twice the gaps and one more. It is false,
 // with vals unset, when a gap lies outside [lo, hi].
+//
+// Its loops are selectRanks's over the offsets instead of values. Storing every gap in the counting
+// pass, so that the rest of the level could be selectRanks's own, made the selection 11 to 26%
+// slower (BENCHMARKS.md).
 func selectGapRanks(offs []int64, lo, hi int64, ranks []int, vals, buf []int64) bool {
 	n := len(offs) - 1
 	if lo > hi {
