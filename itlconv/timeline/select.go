@@ -96,14 +96,10 @@ func selectGapRanks(offs []int64, lo, hi int64, ranks []int, vals, buf []int64) 
 		return false
 	}
 	width := uint64(hi) - uint64(lo)
+	gaps := buf[:n]
 	if lo == hi || n <= smallSelect {
-		gaps := buf[:n]
-		for i := range gaps {
-			g := offs[i+1] - offs[i]
-			if uint64(g)-uint64(lo) > width {
-				return false
-			}
-			gaps[i] = g
+		if !storeGaps(offs, gaps, lo, width) {
+			return false
 		}
 		selectRanks(gaps, lo, hi, ranks, 0, vals, buf[n:])
 		return true
@@ -123,12 +119,7 @@ func selectGapRanks(offs []int64, lo, hi int64, ranks []int, vals, buf []int64) 
 	gr := c.locate(ranks, 0)
 	if gr.n == 1 && gr.g[1].size == n {
 		// Every gap is in one bucket: count again within it, from the gaps stored.
-		gaps := buf[:n]
-		prev = offs[0]
-		for i, o := range offs[1:] {
-			gaps[i] = o - prev
-			prev = o
-		}
+		storeGaps(offs, gaps, lo, width)
 		blo, bhi := bucketRange(lo, hi, shift, gr.g[1].bucket)
 		selectRanks(gaps, blo, bhi, ranks, 0, vals, buf[n:])
 		return true
@@ -156,6 +147,19 @@ func selectGapRanks(offs []int64, lo, hi int64, ranks []int, vals, buf []int64) 
 		}
 	}
 	gr.selectEach(lo, hi, shift, ranks, vals, buf[:gr.placed], buf[n:])
+	return true
+}
+
+// storeGaps writes the gaps between consecutive offsets to gaps. It is false when one lies outside
+// [lo, lo+width], which the counting pass would put in the wrong bucket.
+func storeGaps(offs, gaps []int64, lo int64, width uint64) bool {
+	for i := range gaps {
+		g := offs[i+1] - offs[i]
+		if uint64(g)-uint64(lo) > width {
+			return false
+		}
+		gaps[i] = g
+	}
 	return true
 }
 
