@@ -525,26 +525,17 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	limit := itlconv.Micros(r.End - r.Start)
 	// The loop keeps its state in local variables (the buffer too), so that it stays in registers:
 	// a store to the Decoder's buffer would make the compiler load the buffer's header again.
-	var prev, prevNs int64 // prev from 0: a negative first offset takes the us < prev branch
+	// One unsigned comparison checks prev <= us <= limit (prev never exceeds limit, and an
+	// offset below prev wraps around to a difference larger than any limit); offsetReason tells
+	// what is wrong only for the offset that fails it.
+	var prev, prevNs int64 // prev from 0: a negative first offset fails the range check
 	gaps := timeline.NoGaps()
 	th, out := int64(d.stall), d.offsets
 	for i := range out {
 		e := offs.At(i)
 		us := e.Int() // 0 for a value that is not an int: only then is its type worth a look
-		if us == 0 && e.Type() != pcommon.ValueTypeInt {
-			d.invalid(r, ReasonNotInteger)
-			return
-		}
-		if us < prev {
-			if us < 0 {
-				d.invalid(r, ReasonNegativeOffset)
-			} else {
-				d.invalid(r, ReasonDecreasing)
-			}
-			return
-		}
-		if us > limit {
-			d.invalid(r, ReasonAfterEnd)
+		if uint64(us-prev) > uint64(limit-prev) || us == 0 && e.Type() != pcommon.ValueTypeInt {
+			d.invalid(r, offsetReason(e, us, prev))
 			return
 		}
 		ns := itlconv.Nanos(us)
@@ -572,6 +563,20 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		d.tokens[i] = e.Int()
 	}
 	r.Timeline.Tokens = d.tokens
+}
+
+// offsetReason says what is wrong with a compact offset us (the value e) that follows prev and
+// failed the reader's range check: not an integer, negative, below prev, or after the span's end.
+func offsetReason(e pcommon.Value, us, prev int64) Reason {
+	switch {
+	case e.Type() != pcommon.ValueTypeInt:
+		return ReasonNotInteger
+	case us < 0:
+		return ReasonNegativeOffset
+	case us < prev:
+		return ReasonDecreasing
+	}
+	return ReasonAfterEnd
 }
 
 // chunkTokensReason says what is wrong with a chunk's token count, or "".

@@ -5,8 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/itlconv"
 )
 
 const tol = 1e-9
@@ -76,4 +80,49 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompactOffsetBounds checks the compact reader's range check at its edges: an offset at the
+// span's end (in whole microseconds) is valid, one microsecond more is not, and an offset below 0
+// or below the one before it fails whatever its size, the extremes of int64 included.
+func TestCompactOffsetBounds(t *testing.T) {
+	const end = 1_000_000_999 // ns after the start: the last valid offset is 1,000,000 us
+	d := genaispan.New(genaispan.Config{})
+	for _, c := range []struct {
+		name string
+		offs []int64
+		want genaispan.Reason
+	}{
+		{"last at the end", []int64{0, 500_000, 1_000_000}, genaispan.ReasonNone},
+		{"first at the end", []int64{1_000_000, 1_000_000}, genaispan.ReasonNone},
+		{"one past the end", []int64{0, 1_000_001}, genaispan.ReasonAfterEnd},
+		{"MaxInt64", []int64{0, 10, math.MaxInt64}, genaispan.ReasonAfterEnd},
+		{"-1 first", []int64{-1, 10}, genaispan.ReasonNegativeOffset},
+		{"MinInt64 later", []int64{0, 10, math.MinInt64}, genaispan.ReasonNegativeOffset},
+		{"one below the one before", []int64{0, 10, 9}, genaispan.ReasonDecreasing},
+		{"0 after a later one", []int64{5, 0}, genaispan.ReasonDecreasing},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			span := ptrace.NewSpan()
+			span.SetStartTimestamp(1_800_000_000_000_000_000)
+			span.SetEndTimestamp(1_800_000_000_000_000_000 + end)
+			span.Attributes().PutStr(string(semconv.GenAIOperationNameKey), "chat")
+			span.Attributes().PutEmptySlice(string(itlconv.ChunkOffsetsKey)).FromRaw(toAny(c.offs))
+			r := d.Read(span, false)
+			if r.Reason != c.want || r.Valid != (c.want == genaispan.ReasonNone) {
+				t.Fatalf("valid %v, reason %q; want reason %q", r.Valid, r.Reason, c.want)
+			}
+			if r.Valid && r.Timeline.Len() != len(c.offs) {
+				t.Fatalf("%d chunks, want %d", r.Timeline.Len(), len(c.offs))
+			}
+		})
+	}
+}
+
+func toAny(v []int64) []any {
+	a := make([]any, len(v))
+	for i, x := range v {
+		a[i] = x
+	}
+	return a
 }
