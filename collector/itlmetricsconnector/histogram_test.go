@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/itlconv/timeline"
 )
@@ -44,16 +47,26 @@ func TestGapBucketMatchesBinarySearch(t *testing.T) {
 		}
 		check(0)
 		check(1<<63 - 1)
-		// The per-gap loop chooses between the two tables itself: its counts must be the same.
-		offsets, want := []int64{0}, make([]uint64, len(b)+1)
+		// The per-gap loop chooses between the two tables itself, for the gaps in pairs and for
+		// the odd one left: its counts must be the same, on an even and an odd number of gaps,
+		// also when observed twice into one histogram.
+		offsets := []int64{0}
 		for _, g := range gaps {
 			offsets = append(offsets, offsets[len(offsets)-1]+g)
-			want[bucket(b, timeline.Seconds(g))]++
 		}
-		h := newExplicit(bs, 0)
-		h.observeGaps(offsets, timeline.Timeline{Offsets: offsets}.Stats(0))
-		if !slices.Equal(h.counts, want) {
-			t.Fatalf("bounds %v: observeGaps counted %v, want %v", b, h.counts, want)
+		for _, n := range []int{len(offsets), len(offsets) - 1, 2, 3} {
+			want := make([]uint64, len(b)+1)
+			for i := 1; i < n; i++ {
+				want[bucket(b, timeline.Seconds(offsets[i]-offsets[i-1]))] += 2
+			}
+			h := newExplicit(bs, 0)
+			o := offsets[:n]
+			h.observeGaps(o, timeline.Timeline{Offsets: o}.Stats(0))
+			h.observeGaps(o, timeline.Timeline{Offsets: o}.Stats(0))
+			h.merge()
+			if !slices.Equal(h.counts, want) {
+				t.Fatalf("bounds %v, %d offsets: observeGaps counted %v, want %v", b, n, h.counts, want)
+			}
 		}
 	}
 }
@@ -82,4 +95,65 @@ func manyBounds(n int) []float64 {
 		b[i] = float64(i+1) / 1000
 	}
 	return b
+}
+
+// TestObserveGapsWrittenTwice checks that the counts observeGaps splits over two arrays are written
+// once each: a histogram written, observed again and written again (cumulative temporality) holds
+// every gap exactly once, and a reset forgets both arrays.
+func TestObserveGapsWrittenTwice(t *testing.T) {
+	offsets := []int64{0, 3e6, 6e6, 9e6, 12e6, 15e6} // five gaps of 3 ms
+	stats := timeline.Timeline{Offsets: offsets}.Stats(0)
+	h := newExplicit(newBounds(itlconv.GapBuckets), 0)
+	written := func() []uint64 {
+		m := pmetric.NewMetric()
+		m.SetEmptyHistogram()
+		h.write(m, pcommon.NewMap(), 0, 0)
+		return m.Histogram().DataPoints().At(0).BucketCounts().AsRaw()
+	}
+	want := make([]uint64, len(itlconv.GapBuckets)+1)
+	for _, n := range []uint64{5, 10, 15} {
+		h.observeGaps(offsets, stats)
+		want[bucket(itlconv.GapBuckets, 0.003)] = n
+		if got := written(); !slices.Equal(got, want) {
+			t.Fatalf("after %d gaps: written %v, want %v", n, got, want)
+		}
+	}
+	h.observeGaps(offsets, stats) // not written: the reset below must forget these
+	h.reset()
+	h.observeGaps(offsets, stats)
+	want[bucket(itlconv.GapBuckets, 0.003)] = 5
+	if got := written(); !slices.Equal(got, want) {
+		t.Fatalf("after a reset and 5 gaps: written %v, want %v", got, want)
+	}
+}
+
+// TestReservoirKeepsTheLargest checks the exemplar reservoir against a sort: after any sequence of
+// offers, ties and emptying between intervals included, it holds the largest values offered since
+// it was last emptied.
+func TestReservoirKeepsTheLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for size := range 6 {
+		r := reservoir{ex: make([]exemplar, 0, size)}
+		for interval := range 50 {
+			var offered []float64
+			for range rng.IntN(40) {
+				v := float64(rng.IntN(20)) // small integers: many ties
+				offered = append(offered, v)
+				r.offer(exemplar{value: v})
+			}
+			slices.Sort(offered)
+			slices.Reverse(offered)
+			want := offered[:min(size, len(offered))]
+			var got []float64
+			for _, e := range r.ex {
+				got = append(got, e.value)
+			}
+			slices.Sort(got)
+			slices.Reverse(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("size %d, interval %d: kept %v of %v, want %v", size, interval, got, offered, want)
+			}
+			r.ex = r.ex[:0] // as build does after each flush
+		}
+	}
 }
