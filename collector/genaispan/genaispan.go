@@ -523,26 +523,15 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	// The span lasts at most itlconv.MaxDuration (checked before): an offset within it converts to
 	// nanoseconds without overflow.
 	limit := itlconv.Micros(r.End - r.Start)
-	// The loop keeps its state in local variables (the buffer too), so that it stays in registers:
-	// a store to the Decoder's buffer would make the compiler load the buffer's header again.
-	// One unsigned comparison checks prev <= us <= limit (prev never exceeds limit, and an
-	// offset below prev wraps around to a difference larger than any limit); offsetReason tells
-	// what is wrong only for the offset that fails it.
-	var prev, prevNs int64 // prev from 0: a negative first offset fails the range check
-	gaps := timeline.NoGaps()
-	th, out := int64(d.stall), d.offsets
-	for i := range out {
-		e := offs.At(i)
-		us := e.Int() // 0 for a value that is not an int: only then is its type worth a look
-		if uint64(us-prev) > uint64(limit-prev) || us == 0 && e.Type() != pcommon.ValueTypeInt {
-			d.invalid(r, offsetReason(e, us, prev))
-			return
+	gaps, bad := readOffsets(offs, d.offsets, limit, int64(d.stall))
+	if bad < n {
+		prev := int64(0)
+		if bad > 0 {
+			prev = itlconv.Micros(d.offsets[bad-1])
 		}
-		ns := itlconv.Nanos(us)
-		if i > 0 {
-			gaps = gaps.Add(ns-prevNs, th)
-		}
-		prev, prevNs, out[i] = us, ns, ns
+		e := offs.At(bad)
+		d.invalid(r, offsetReason(e, e.Int(), prev))
+		return
 	}
 	r.Timeline = timeline.Timeline{Offsets: d.offsets}
 	d.gaps, d.hasGaps = gaps, true
@@ -563,6 +552,33 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		d.tokens[i] = e.Int()
 	}
 	r.Timeline.Tokens = d.tokens
+}
+
+// readOffsets converts the compact offsets (microseconds) to nanoseconds into out, which has
+// their length, and counts their gaps against th (nanoseconds). It returns the index of the first
+// offset that is not an integer, is below 0 or the offset before it, or exceeds limit (the span's
+// length in microseconds), and len(out) when there is none.
+//
+// One unsigned comparison checks prev <= us <= limit: prev never exceeds limit, and an offset
+// below prev wraps around to a difference larger than any limit. The loop is a function of its
+// own, as toOffsets is, so that its state stays in registers: inside compact the compiler kept
+// most of it on the stack, loading and storing it again for every offset.
+func readOffsets(offs pcommon.Slice, out []int64, limit, th int64) (timeline.GapStats, int) {
+	gaps := timeline.NoGaps()
+	var prev, prevNs int64 // prev from 0: a negative first offset fails the range check
+	for i := range out {
+		e := offs.At(i)
+		us := e.Int() // 0 for a value that is not an int: only then is its type worth a look
+		if uint64(us-prev) > uint64(limit-prev) || us == 0 && e.Type() != pcommon.ValueTypeInt {
+			return gaps, i
+		}
+		ns := itlconv.Nanos(us)
+		if i > 0 {
+			gaps = gaps.Add(ns-prevNs, th)
+		}
+		prev, prevNs, out[i] = us, ns, ns
+	}
+	return gaps, len(out)
 }
 
 // offsetReason says what is wrong with a compact offset us (the value e) that follows prev and
