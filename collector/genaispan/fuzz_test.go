@@ -36,7 +36,16 @@ func spanFrom(start, dur int64, data []byte) ptrace.Span {
 			offs.AppendEmpty().SetInt(v * 1000)
 		case 3:
 			if offs != (pcommon.Slice{}) {
-				offs.AppendEmpty().SetStr("x") // not an integer
+				switch e, k := offs.AppendEmpty(), int64(uint16(v)%4); k {
+				case 0:
+					e.SetStr("x") // not an integer
+				case 1:
+					e.SetDouble(0) // not an integer, though read as one it is 0
+				case 2:
+					e.SetInt(math.MinInt64 + k) // far below any offset: its difference wraps
+				default:
+					e.SetInt(math.MaxInt64 - k)
+				}
 			}
 		case 4:
 			if toks == (pcommon.Slice{}) {
@@ -97,6 +106,9 @@ func FuzzDecode(f *testing.F) {
 		const stall = 20 * time.Millisecond // short, so that both sides of it are reached
 		d := genaispan.New(genaispan.Config{MaxChunks: 1000, StallThreshold: stall})
 		r := d.Read(span, true)
+		if want, ok := compactReason(span, 1000); ok && r.Reason != want {
+			t.Fatalf("compact timeline: reason %q, want %q", r.Reason, want)
+		}
 		if !r.Valid {
 			if r.Reason == "" || r.Timeline.Len() != 0 || r.Complete || r.Gaps != timeline.NoGaps() {
 				t.Fatalf("invalid without a reason, or with a timeline or its gaps: %+v", r)
@@ -131,4 +143,37 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("the call's gaps %+v; the timeline's %+v", r.Gaps, want)
 		}
 	})
+}
+
+// compactReason is the compact timeline's rules written out plainly, the fuzz target's reference
+// for the reader's faster checks: the reason a span's offsets break the first rule at, in order
+// (not an integer, negative, below the one before, after the span's end), or "" when they break
+// none. It is false for a span it does not judge: no offsets array, a bad duration, too many
+// chunks, or token counts (whose own rules come into play).
+func compactReason(span ptrace.Span, maxChunks int) (genaispan.Reason, bool) {
+	v, ok := span.Attributes().Get(string(itlconv.ChunkOffsetsKey))
+	_, hasTokens := span.Attributes().Get(string(itlconv.ChunkTokensKey))
+	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
+	if !ok || v.Type() != pcommon.ValueTypeSlice || hasTokens || v.Slice().Len() > maxChunks ||
+		start == 0 || end < start || end-start > int64(itlconv.MaxDuration) {
+		return "", false
+	}
+	limit := (end - start) / 1000
+	prev := int64(0)
+	for i := range v.Slice().Len() {
+		e := v.Slice().At(i)
+		switch us := e.Int(); {
+		case e.Type() != pcommon.ValueTypeInt:
+			return genaispan.ReasonNotInteger, true
+		case us < 0:
+			return genaispan.ReasonNegativeOffset, true
+		case us < prev:
+			return genaispan.ReasonDecreasing, true
+		case us > limit:
+			return genaispan.ReasonAfterEnd, true
+		default:
+			prev = us
+		}
+	}
+	return genaispan.ReasonNone, true
 }
