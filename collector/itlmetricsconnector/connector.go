@@ -74,7 +74,7 @@ type itlMetrics struct {
 	cfg      *Config
 	logger   *zap.Logger
 	next     consumer.Metrics
-	dims     []Dimension
+	dims     []dim
 	instance string
 	delta    bool
 
@@ -114,7 +114,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	}
 	for _, d := range cfg.Dimensions {
 		if !excluded[d.Name] {
-			c.dims = append(c.dims, d)
+			c.dims = append(c.dims, newDim(d))
 		}
 	}
 	if cfg.AddInstanceID {
@@ -238,8 +238,9 @@ func boundErrorType(et string) string {
 // once the cardinality limit is reached. Called with c.mu held.
 func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now time.Time) *series {
 	key := c.keyBuf[:0]
-	for _, d := range c.dims {
-		if v, ok := lookup(d.Name, call, attrs, res); ok {
+	for i := range c.dims {
+		d := &c.dims[i]
+		if v, ok := d.lookup(call, attrs, res); ok {
 			key = appendTruncated(key, v, c.cfg.DimensionValueMaxLength)
 		} else if d.Default != nil {
 			key = appendTruncated(key, *d.Default, c.cfg.DimensionValueMaxLength)
@@ -267,8 +268,9 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now
 	}
 	m := pcommon.NewMap()
 	m.EnsureCapacity(len(c.dims) + 1)
-	for _, d := range c.dims {
-		if v, ok := lookup(d.Name, call, attrs, res); ok {
+	for i := range c.dims {
+		d := &c.dims[i]
+		if v, ok := d.lookup(call, attrs, res); ok {
 			m.PutStr(d.Name, truncate(v, c.cfg.DimensionValueMaxLength))
 		} else if d.Default != nil {
 			m.PutStr(d.Name, truncate(*d.Default, c.cfg.DimensionValueMaxLength))
@@ -282,26 +284,53 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now
 	return s
 }
 
-// lookup finds a dimension's value: for the operation, provider and model, what the reader
+// dim is a configured dimension, with where its value comes from told once, at start.
+type dim struct {
+	Dimension
+	norm int // normNone, or which of the reader's normalised names the dimension is
+}
+
+// The dimensions whose value is what the reader normalised from whichever instrumentation wrote
+// the span, rather than an attribute.
+const (
+	normNone = iota
+	normOperation
+	normProvider
+	normModel
+)
+
+func newDim(d Dimension) dim {
+	switch d.Name {
+	case string(semconv.GenAIOperationNameKey):
+		return dim{d, normOperation}
+	case string(semconv.GenAIProviderNameKey):
+		return dim{d, normProvider}
+	case string(semconv.GenAIRequestModelKey):
+		return dim{d, normModel}
+	}
+	return dim{d, normNone}
+}
+
+// lookup finds the dimension's value: for the operation, provider and model, what the reader
 // normalised from whichever instrumentation wrote the span; else the span's attribute, else its
 // resource's.
-func lookup(name string, call *genaispan.Call, attrs, res pcommon.Map) (string, bool) {
+func (d *dim) lookup(call *genaispan.Call, attrs, res pcommon.Map) (string, bool) {
 	var norm string
-	switch name {
-	case string(semconv.GenAIOperationNameKey):
+	switch d.norm {
+	case normOperation:
 		norm = call.Operation
-	case string(semconv.GenAIProviderNameKey):
+	case normProvider:
 		norm = call.Provider
-	case string(semconv.GenAIRequestModelKey):
+	case normModel:
 		norm = call.Model
 	}
 	if norm != "" {
 		return norm, true
 	}
-	if v, ok := attrs.Get(name); ok {
+	if v, ok := attrs.Get(d.Name); ok {
 		return v.AsString(), true
 	}
-	if v, ok := res.Get(name); ok {
+	if v, ok := res.Get(d.Name); ok {
 		return v.AsString(), true
 	}
 	return "", false
