@@ -108,7 +108,8 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 		*c = Call{Result: emptyResult(span), Gaps: timeline.NoGaps()}
 		return c
 	}
-	*c = Call{Result: d.decode(span), Gaps: timeline.NoGaps()}
+	*c = Call{Gaps: timeline.NoGaps()}
+	d.decode(span, &c.Result)
 	if !d.modelCall(c) {
 		return c
 	}

@@ -153,45 +153,48 @@ func (r *Result) HasTimeline() bool { return r.Source != SourceNone }
 // Decode reads span's timeline.
 func (d *Decoder) Decode(span ptrace.Span) Result {
 	d.fields.scan(span.Attributes())
-	return d.decode(span)
+	var r Result
+	d.decode(span, &r)
+	return r
 }
 
-// decode reads the timeline of span, whose attributes d.fields holds.
 // emptyResult is the Result of a span before its timeline is read: valid, with no chunks.
 func emptyResult(span ptrace.Span) Result {
 	return Result{Valid: true, Start: int64(span.StartTimestamp()), End: int64(span.EndTimestamp()), firstToken: -1}
 }
 
-func (d *Decoder) decode(span ptrace.Span) Result {
-	r := emptyResult(span)
+// decode reads the timeline of span, whose attributes d.fields holds, into r: in place, because a
+// Call holds it, and a Result returned would be copied into the Call.
+func (d *Decoder) decode(span ptrace.Span, r *Result) {
+	*r = emptyResult(span)
 	d.hasGaps = false
 	fs := &d.fields
 	evs := span.Events()
 	var s eventScan // a span without events, as a compact timeline comes, has nothing to scan
 	if evs.Len() > 0 {
 		var ok bool
-		if s, ok = d.scanChunks(&r, evs); !ok {
-			s = d.scanEvents(&r, evs, d.names, evs.Len() <= d.maxChunks)
+		if s, ok = d.scanChunks(r, evs); !ok {
+			s = d.scanEvents(r, evs, d.names, evs.Len() <= d.maxChunks)
 		}
 	}
 	if v, ok := fs.get(fOffsets); ok {
 		r.Source = SourceCompact
 		if why := r.durationReason(); why != ReasonNone {
-			d.invalid(&r, why)
-			return r
+			d.invalid(r, why)
+			return
 		}
-		d.compact(&r, v)
+		d.compact(r, v)
 	} else if s.name != "" {
 		r.Source = SourceEvents
 		r.EventName = s.name
 		if why := r.durationReason(); why != ReasonNone {
-			d.invalid(&r, why)
-			return r
+			d.invalid(r, why)
+			return
 		}
-		d.events(&r, span.Events(), s)
+		d.events(r, span.Events(), s)
 	}
 	if !r.Valid {
-		return r
+		return
 	}
 	n := r.Timeline.Len()
 	r.Complete = n > 0
@@ -201,7 +204,6 @@ func (d *Decoder) decode(span ptrace.Span) Result {
 	if v, ok := fs.get(fChunkCount); ok && (v.Type() != pcommon.ValueTypeInt || v.Int() != int64(n)) {
 		r.Complete = false
 	}
-	return r
 }
 
 func (d *Decoder) invalid(r *Result, why Reason) {
