@@ -137,28 +137,79 @@ var mayBeField = func() (t [256]bool) {
 	return t
 }()
 
-// fieldsByLen lists, for each key length, the fields whose key has it: a key is compared only
-// with the few of its own length (one to four), which costs less than hashing it for a map.
-var fieldsByLen = func() (t [maxKeyLen + 1][]field) {
-	for f, k := range keyOf {
-		t[len(k)] = append(t[len(k)], field(f))
-	}
-	return t
-}()
-
 // maxKeyLen bounds the length of every key in keyOf (the longest has 43 bytes): a longer key would
-// make fieldsByLen's construction panic at start, and TestKeyOf with it.
+// make the slot table's construction panic at start, and TestKeyOf with it.
 const maxKeyLen = 64
+
+// The slot table finds a key's field with one string comparison. keyPos[n] is a byte position at
+// which the keys of length n all differ; a key of length n goes to slot slotOf(n, k[keyPos[n]]),
+// and keyAt holds the field whose key has that slot. A key is then compared only with the one key
+// its slot holds: comparing it with every key of its length, as fieldOf did before, took up to
+// four comparisons (gen_ai.request.stream, of a length that four keys share), and a map hashes
+// the whole key.
+const keySlots = 512
+
+var keyPos, keyMul, keyAt = slotTable()
+
+func slotOf(n, mul int, b byte) int { return (n*mul + int(b)) & (keySlots - 1) }
+
+// slotTable builds the slot table: a position for each length, then the first multiplier that puts
+// every key in a slot of its own.
+func slotTable() (pos [maxKeyLen + 1]uint8, mul int, at [keySlots]uint8) {
+	byLen := [maxKeyLen + 1][]string{}
+	for _, k := range keyOf {
+		byLen[len(k)] = append(byLen[len(k)], k)
+	}
+	for n, ks := range byLen {
+		p := 0
+		for ; p < n && !distinctAt(ks, p); p++ {
+		}
+		if p == n && len(ks) > 1 {
+			panic("genaispan: two keys of the same length differ at no single byte")
+		}
+		pos[n] = uint8(p)
+	}
+	for mul = 1; mul < keySlots; mul++ {
+		for i := range at {
+			at[i] = uint8(numFields)
+		}
+		ok := true
+		for f, k := range keyOf {
+			i := slotOf(len(k), mul, k[pos[len(k)]])
+			if at[i] != uint8(numFields) {
+				ok = false
+				break
+			}
+			at[i] = uint8(f)
+		}
+		if ok {
+			return pos, mul, at
+		}
+	}
+	panic("genaispan: no multiplier puts every key in a slot of its own; make keySlots larger")
+}
+
+// distinctAt reports whether the keys ks all have different bytes at position p.
+func distinctAt(ks []string, p int) bool {
+	var seen [256]bool
+	for _, k := range ks {
+		if seen[k[p]] {
+			return false
+		}
+		seen[k[p]] = true
+	}
+	return true
+}
 
 // fieldOf maps an attribute key to its field, or numFields when the reader ignores it.
 func fieldOf(k string) field {
-	if k == "" || len(k) > maxKeyLen || !mayBeField[k[0]] {
+	n := len(k)
+	if n == 0 || n > maxKeyLen || !mayBeField[k[0]] {
 		return numFields
 	}
-	for _, f := range fieldsByLen[len(k)] {
-		if keyOf[f] == k {
-			return f
-		}
+	f := field(keyAt[slotOf(n, keyMul, k[keyPos[n]])])
+	if f < numFields && keyOf[f] == k {
+		return f
 	}
 	return numFields
 }
