@@ -222,7 +222,7 @@ func (c *itlMetrics) consumeSpan(ctx context.Context, d *genaispan.Decoder, span
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.seriesFor(call, span.Attributes(), res, now)
-	c.record(s, call, errType, ex)
+	c.record(s, call, errType, &ex)
 }
 
 // boundErrorType cuts an error.type to itlconv.MaxErrorTypeLength bytes and copies what it keeps,
@@ -404,11 +404,19 @@ func (c *itlMetrics) duration(s *series, h int, et string) hist {
 	return d.hist
 }
 
-// observe adds v to histogram h of s, with its exemplar.
-func (c *itlMetrics) observe(hs hist, v float64, ex exemplar) {
+// observe adds v to histogram h of s, and offers its exemplar: ex with the value v.
+func (c *itlMetrics) observe(hs hist, v float64, ex *exemplar) {
 	hs.observe(v)
-	ex.value = v
-	hs.exemplars().offer(ex)
+	offer(hs, v, ex)
+}
+
+// offer offers the histogram's reservoir ex with the value v, copying ex only when it keeps it.
+func offer(hs hist, v float64, ex *exemplar) {
+	if r := hs.exemplars(); r.wants(v) {
+		e := *ex
+		e.value = v
+		r.keep(e)
+	}
 }
 
 // record adds one model call's figures to s. Called with c.mu held.
@@ -418,7 +426,7 @@ func (c *itlMetrics) observe(hs hist, v float64, ex exemplar) {
 // count, and counting them twice for one request would double every sum. Stalls, the largest gap
 // and the gaps exist only for a valid timeline: a mean gap or a time to first chunk says nothing
 // of them.
-func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex exemplar) {
+func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex *exemplar) {
 	s.dirty = true
 	f := &call.Figures
 	withTimeline := call.HasTimeline() && call.Valid
@@ -432,8 +440,7 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 		if withTimeline && f.HasGaps {
 			h := c.hist(s, hServerTPOT)
 			h.observeGapsPerToken(call.Timeline, call.Gaps)
-			ex.value = f.MaxGap
-			h.exemplars().offer(ex)
+			offer(h, f.MaxGap, ex)
 		}
 		return
 	}
@@ -472,8 +479,7 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 	if f.HasGaps {
 		g := c.hist(s, hGap)
 		g.observeGaps(call.Timeline.Offsets, call.Gaps)
-		ex.value = f.MaxGap // the span's worst gap is the one worth linking
-		g.exemplars().offer(ex)
+		offer(g, f.MaxGap, ex) // the span's worst gap is the one worth linking
 		c.observe(c.hist(s, hGapMax), f.MaxGap, ex)
 	}
 	s.stalls += int64(f.Stalls)

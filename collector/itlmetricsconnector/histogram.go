@@ -62,7 +62,22 @@ type reservoir struct {
 	lo int
 }
 
+// offer keeps e if its value is among the largest offered.
 func (r *reservoir) offer(e exemplar) {
+	if r.wants(e.value) {
+		r.keep(e)
+	}
+}
+
+// wants reports whether an exemplar of value v would be kept. It is small enough to be inlined,
+// so that the usual offer, of a value below every one kept, costs one comparison, and no call or
+// copy of the exemplar.
+func (r *reservoir) wants(v float64) bool {
+	return len(r.ex) < cap(r.ex) || cap(r.ex) > 0 && v > r.ex[r.lo].value
+}
+
+// keep adds e, which wants(e.value) said to keep, in place of the smallest value when full.
+func (r *reservoir) keep(e exemplar) {
 	if len(r.ex) < cap(r.ex) {
 		r.ex = append(r.ex, e)
 		if len(r.ex) == cap(r.ex) {
@@ -70,10 +85,8 @@ func (r *reservoir) offer(e exemplar) {
 		}
 		return
 	}
-	if cap(r.ex) > 0 && e.value > r.ex[r.lo].value {
-		r.ex[r.lo] = e
-		r.lo = r.smallest()
-	}
+	r.ex[r.lo] = e
+	r.lo = r.smallest()
 }
 
 // smallest returns the index of the first of the smallest values kept.
