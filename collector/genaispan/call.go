@@ -102,7 +102,7 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	fs := &d.fields
 	fs.scan(span.Attributes())
 	c := &d.call
-	if fs.has == 0 && span.Events().Len() == 0 {
+	if fs.has&readerFields == 0 && span.Events().Len() == 0 {
 		// The common case of an ordinary span: no attribute any convention marks a model call with
 		// and no event that could be a chunk, so nothing to decode.
 		*c = Call{Result: emptyResult(span), Gaps: timeline.NoGaps()}
@@ -150,7 +150,7 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	c.reject(why)
 
 	if c.Valid {
-		c.Figures, d.scratch = timeline.Compute(c.Timeline, in, d.scratch)
+		d.scratch = timeline.ComputeInto(&c.Figures, c.Timeline, &in, d.scratch)
 		if c.Complete && c.Figures.HasTTFT {
 			c.TTFTSource = d.timelineSource(c)
 		}
