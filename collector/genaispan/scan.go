@@ -48,8 +48,17 @@ const (
 	fOpenLLMetryType
 	fUsageCompletion
 	fUsagePrompt
+	// Not read by the reader itself: the itl_metrics connector's default dimensions that a span
+	// carries (service.name only when an instrumentation puts it on the span), which it then
+	// takes from Decoder.Attr instead of searching the attributes for them again.
+	fServerAddress
+	fServiceName
 	numFields
 )
+
+// readerFields are the fields the reader reads, all but those it keeps for Decoder.Attr: a span with
+// none of them and no events is no model call, whatever else it carries.
+const readerFields = 1<<fServerAddress - 1
 
 // fields holds the attributes of one span the reader looks at, found in one pass over them.
 type fields struct {
@@ -73,6 +82,20 @@ func (fs *fields) str(f field) string {
 	}
 	return ""
 }
+
+// Attr is an attribute the reader finds on its way through a span's attributes (AttrOf): after
+// Read, Decoder.Attr returns it without a search of the attributes.
+type Attr struct{ f field }
+
+// AttrOf returns the Attr of key, and false when the reader does not look for key.
+func AttrOf(key string) (Attr, bool) {
+	f := fieldOf(key)
+	return Attr{f}, f < numFields
+}
+
+// Attr returns the attribute a of the span last read (Read or Decode), as its attributes' Get
+// would: the first attribute of the key.
+func (d *Decoder) Attr(a Attr) (pcommon.Value, bool) { return d.fields.get(a.f) }
 
 // scan finds the attributes of interest in one pass: a span carries tens of attributes, and a Get
 // per key would walk them once per key.
@@ -126,6 +149,8 @@ var keyOf = [numFields]string{
 	fOpenLLMetryType:  itlconv.OpenLLMetryTypeKey,
 	fUsageCompletion:  itlconv.UsageCompletionKey,
 	fUsagePrompt:      itlconv.UsagePromptKey,
+	fServerAddress:    string(semconv.ServerAddressKey),
+	fServiceName:      string(semconv.ServiceNameKey),
 }
 
 // mayBeField[b] tells whether a key starting with byte b can be a field's: most of a span's

@@ -3,6 +3,8 @@ package genaispan
 import (
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestKeyOf checks that every field names a distinct attribute, so that fieldOf finds each.
@@ -43,5 +45,38 @@ func TestFieldOfNearKeys(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAttr checks the fields kept for Decoder.Attr: they are none of the reader's own (a span
+// with only them and no events takes Read's shortcut, as an HTTP client span with server.address
+// must), and Attr returns what the attributes' Get does, present or not.
+func TestAttr(t *testing.T) {
+	for f := range numFields {
+		if reader := readerFields&(1<<f) != 0; reader != (f < fServerAddress) {
+			t.Errorf("field %q: among the reader's own %v", keyOf[f], reader)
+		}
+	}
+	d := New(Config{})
+	span := ptrace.NewSpan()
+	span.Attributes().PutStr("server.address", "api.example.com")
+	span.Attributes().PutStr("http.request.method", "POST")
+	d.Read(span, false)
+	if d.fields.has&readerFields != 0 {
+		t.Fatalf("an HTTP span's fields %b include the reader's", d.fields.has)
+	}
+	for _, key := range []string{"server.address", "service.name", "gen_ai.response.model"} {
+		a, ok := AttrOf(key)
+		if !ok {
+			t.Fatalf("AttrOf(%q): not found", key)
+		}
+		got, found := d.Attr(a)
+		want, wantFound := span.Attributes().Get(key)
+		if found != wantFound || found && got.AsString() != want.AsString() {
+			t.Errorf("Attr(%q) = %v, %v; Get gives %v, %v", key, got, found, want, wantFound)
+		}
+	}
+	if _, ok := AttrOf("http.request.method"); ok {
+		t.Error("AttrOf found a key the reader does not look for")
 	}
 }

@@ -221,7 +221,7 @@ func (c *itlMetrics) consumeSpan(ctx context.Context, d *genaispan.Decoder, span
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.seriesFor(call, span.Attributes(), res, now)
+	s := c.seriesFor(call, d, span.Attributes(), res, now)
 	c.record(s, call, errType, &ex)
 }
 
@@ -236,11 +236,11 @@ func boundErrorType(et string) string {
 
 // seriesFor returns the series of the span's dimension values, creating it, or the overflow series
 // once the cardinality limit is reached. Called with c.mu held.
-func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now time.Time) *series {
+func (c *itlMetrics) seriesFor(call *genaispan.Call, dec *genaispan.Decoder, attrs, res pcommon.Map, now time.Time) *series {
 	key := c.keyBuf[:0]
 	for i := range c.dims {
 		d := &c.dims[i]
-		if v, ok := d.lookup(call, attrs, res); ok {
+		if v, ok := d.lookup(call, dec, attrs, res); ok {
 			key = appendTruncated(key, v, c.cfg.DimensionValueMaxLength)
 		} else if d.Default != nil {
 			key = appendTruncated(key, *d.Default, c.cfg.DimensionValueMaxLength)
@@ -270,7 +270,7 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now
 	m.EnsureCapacity(len(c.dims) + 1)
 	for i := range c.dims {
 		d := &c.dims[i]
-		if v, ok := d.lookup(call, attrs, res); ok {
+		if v, ok := d.lookup(call, dec, attrs, res); ok {
 			m.PutStr(d.Name, truncate(v, c.cfg.DimensionValueMaxLength))
 		} else if d.Default != nil {
 			m.PutStr(d.Name, truncate(*d.Default, c.cfg.DimensionValueMaxLength))
@@ -287,7 +287,9 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, attrs, res pcommon.Map, now
 // dim is a configured dimension, with where its value comes from told once, at start.
 type dim struct {
 	Dimension
-	norm int // normNone, or which of the reader's normalised names the dimension is
+	norm  int            // normNone, or which of the reader's normalised names the dimension is
+	attr  genaispan.Attr // the span attribute as the reader found it, when known
+	known bool
 }
 
 // The dimensions whose value is what the reader normalised from whichever instrumentation wrote
@@ -300,21 +302,23 @@ const (
 )
 
 func newDim(d Dimension) dim {
+	a, known := genaispan.AttrOf(d.Name)
+	nd := dim{Dimension: d, attr: a, known: known}
 	switch d.Name {
 	case string(semconv.GenAIOperationNameKey):
-		return dim{d, normOperation}
+		nd.norm = normOperation
 	case string(semconv.GenAIProviderNameKey):
-		return dim{d, normProvider}
+		nd.norm = normProvider
 	case string(semconv.GenAIRequestModelKey):
-		return dim{d, normModel}
+		nd.norm = normModel
 	}
-	return dim{d, normNone}
+	return nd
 }
 
 // lookup finds the dimension's value: for the operation, provider and model, what the reader
-// normalised from whichever instrumentation wrote the span; else the span's attribute, else its
-// resource's.
-func (d *dim) lookup(call *genaispan.Call, attrs, res pcommon.Map) (string, bool) {
+// normalised from whichever instrumentation wrote the span; else the span's attribute (from the
+// reader, which found it on its way through them, when it looks for it), else its resource's.
+func (d *dim) lookup(call *genaispan.Call, dec *genaispan.Decoder, attrs, res pcommon.Map) (string, bool) {
 	var norm string
 	switch d.norm {
 	case normOperation:
@@ -327,7 +331,14 @@ func (d *dim) lookup(call *genaispan.Call, attrs, res pcommon.Map) (string, bool
 	if norm != "" {
 		return norm, true
 	}
-	if v, ok := attrs.Get(d.Name); ok {
+	var v pcommon.Value
+	var ok bool
+	if d.known {
+		v, ok = dec.Attr(d.attr)
+	} else {
+		v, ok = attrs.Get(d.Name)
+	}
+	if ok {
 		return v.AsString(), true
 	}
 	if v, ok := res.Get(d.Name); ok {

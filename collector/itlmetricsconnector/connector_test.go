@@ -576,3 +576,59 @@ func TestDeltaLosesNothingToConcurrentSpans(t *testing.T) {
 		t.Errorf("delivered %d gaps across the flushes, want %d", total, writers*per*2)
 	}
 }
+
+// TestDimensionsFromTheSpanThenItsResource checks where each default dimension's value comes from:
+// the span's attribute (found by the reader on its way for the keys it looks for, by a search for
+// the others, as tenant), else the resource's. Two spans of one resource: the first carries every
+// dimension and a service.name of its own, the second none of them but the model.
+func TestDimensionsFromTheSpanThenItsResource(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, func(cfg *Config) {
+		cfg.Dimensions = append(cfg.Dimensions, Dimension{Name: "tenant"}) // a key the reader does not look for
+	}, sink)
+	td := ptrace.NewTraces()
+	genSpan(td, "m", 1, 100, 10)
+	rs := td.ResourceSpans().At(0)
+	rs.Resource().Attributes().PutStr("tenant", "resource-tenant")
+	rs.Resource().Attributes().PutStr("server.address", "resource.example.com")
+	rs.Resource().Attributes().PutStr("gen_ai.response.model", "resource-model")
+	spans := rs.ScopeSpans().At(0).Spans()
+	a := spans.At(0).Attributes()
+	a.PutStr("service.name", "span-svc")
+	a.PutStr("tenant", "span-tenant")
+	a.PutStr("server.address", "span.example.com")
+	a.PutStr("gen_ai.response.model", "m-2026")
+	spans.At(0).CopyTo(spans.AppendEmpty())
+	b := spans.At(1).Attributes()
+	b.Remove("service.name")
+	b.Remove("tenant")
+	b.Remove("server.address")
+	b.Remove("gen_ai.response.model")
+	b.PutStr("gen_ai.request.model", "n")
+	if err := c.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]string{
+		"m": {"service.name": "span-svc", "tenant": "span-tenant", "server.address": "span.example.com", "gen_ai.response.model": "m-2026"},
+		"n": {"service.name": "svc", "tenant": "resource-tenant", "server.address": "resource.example.com", "gen_ai.response.model": "resource-model"},
+	}
+	seen := 0
+	forMetric(sink.AllMetrics()[0], "gen_ai.client.operation.time_to_first_chunk", func(m pmetric.Metric) {
+		for i := range m.Histogram().DataPoints().Len() {
+			a := m.Histogram().DataPoints().At(i).Attributes()
+			model := str(a, "gen_ai.request.model")
+			for k, v := range want[model] {
+				if got := str(a, k); got != v {
+					t.Errorf("model %s: %s = %q, want %q", model, k, got, v)
+				}
+			}
+			seen++
+		}
+	})
+	if seen != 2 {
+		t.Fatalf("%d series, want 2", seen)
+	}
+}
