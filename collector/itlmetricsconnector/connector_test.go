@@ -632,3 +632,40 @@ func TestDimensionsFromTheSpanThenItsResource(t *testing.T) {
 		t.Fatalf("%d series, want 2", seen)
 	}
 }
+
+// TestBatchesKeepEachSpan checks the batches spans are read in before they are recorded: in one
+// request of more model calls than a batch holds, between ordinary spans, each call's own figures
+// reach its own series (call i has i+1 gaps of i+1 ms, under model m<i mod 3>), none read over by
+// the next one before it was recorded.
+func TestBatchesKeepEachSpan(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	td := ptrace.NewTraces()
+	const calls = 2*batchSize + 3
+	wantGaps := map[string][]float64{}
+	for i := range calls {
+		model := fmt.Sprintf("m%d", i%3)
+		gaps := make([]int, i+1)
+		for j := range gaps {
+			gaps[j] = i + 1
+			wantGaps[model] = append(wantGaps[model], float64(i+1)/1000)
+		}
+		genSpan(td, model, byte(i), 50, gaps...)
+		ordinary := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans().AppendEmpty()
+		ordinary.Attributes().PutStr("http.request.method", "GET")
+	}
+	if err := c.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	points := histPoints(sink.AllMetrics()[0], "gen_ai.client.operation.time_per_output_chunk")
+	for model, gaps := range wantGaps {
+		dp, ok := points[dpKey{model: model}]
+		checkHist(t, model, dp, ok, itlconv.GapBuckets, gaps)
+	}
+	if n, _ := gapCount(sink.AllMetrics()[0]); n != calls*(calls+1)/2 {
+		t.Fatalf("%d gaps, want %d", n, calls*(calls+1)/2)
+	}
+}
