@@ -471,16 +471,7 @@ func (c *itlMetrics) duration(s *series, h int, et string) hist {
 // observe adds v to histogram h of s, and offers its exemplar: ex with the value v.
 func (c *itlMetrics) observe(hs hist, v float64, ex *exemplar) {
 	hs.observe(v)
-	offer(hs, v, ex)
-}
-
-// offer offers the histogram's reservoir ex with the value v, copying ex only when it keeps it.
-func offer(hs hist, v float64, ex *exemplar) {
-	if r := hs.exemplars(); r.wants(v) {
-		e := *ex
-		e.value = v
-		r.keep(e)
-	}
+	hs.exemplars().offer(v, ex)
 }
 
 // record adds one model call's figures to s. Called with c.mu held.
@@ -504,7 +495,7 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 		if withTimeline && f.HasGaps {
 			h := c.hist(s, hServerTPOT)
 			h.observeGapsPerToken(call.Timeline, call.Gaps)
-			offer(h, f.MaxGap, ex)
+			h.exemplars().offer(f.MaxGap, ex)
 		}
 		return
 	}
@@ -543,7 +534,7 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 	if f.HasGaps {
 		g := c.hist(s, hGap)
 		g.observeGaps(call.Timeline.Offsets, call.Gaps)
-		offer(g, f.MaxGap, ex) // the span's worst gap is the one worth linking
+		g.exemplars().offer(f.MaxGap, ex) // the span's worst gap is the one worth linking
 		c.observe(c.hist(s, hGapMax), f.MaxGap, ex)
 	}
 	s.stalls += int64(f.Stalls)

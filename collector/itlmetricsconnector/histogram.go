@@ -62,22 +62,18 @@ type reservoir struct {
 	lo int
 }
 
-// offer keeps e if its value is among the largest offered.
-func (r *reservoir) offer(e exemplar) {
-	if r.wants(e.value) {
-		r.keep(e)
+// offer offers ex with the value v: it is kept if v is among the largest values offered. The usual
+// offer, of a value below every one kept, costs one comparison, and no copy of the exemplar.
+func (r *reservoir) offer(v float64, ex *exemplar) {
+	if len(r.ex) < cap(r.ex) || cap(r.ex) > 0 && v > r.ex[r.lo].value {
+		r.keep(v, ex)
 	}
 }
 
-// wants reports whether an exemplar of value v would be kept. It is small enough to be inlined,
-// so that the usual offer, of a value below every one kept, costs one comparison, and no call or
-// copy of the exemplar.
-func (r *reservoir) wants(v float64) bool {
-	return len(r.ex) < cap(r.ex) || cap(r.ex) > 0 && v > r.ex[r.lo].value
-}
-
-// keep adds e, which wants(e.value) said to keep, in place of the smallest value when full.
-func (r *reservoir) keep(e exemplar) {
+// keep adds ex with the value v, in place of the smallest value when the reservoir is full.
+func (r *reservoir) keep(v float64, ex *exemplar) {
+	e := *ex
+	e.value = v
 	if len(r.ex) < cap(r.ex) {
 		r.ex = append(r.ex, e)
 		if len(r.ex) == cap(r.ex) {

@@ -139,7 +139,7 @@ func TestReservoirKeepsTheLargest(t *testing.T) {
 			for range rng.IntN(40) {
 				v := float64(rng.IntN(20)) // small integers: many ties
 				offered = append(offered, v)
-				r.offer(exemplar{value: v})
+				r.offer(v, &exemplar{})
 			}
 			slices.Sort(offered)
 			slices.Reverse(offered)
