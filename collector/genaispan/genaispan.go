@@ -89,6 +89,29 @@ type Decoder struct {
 
 type pair struct{ off, tok int64 }
 
+// KeepChunks is the longest timeline, in chunks, whose buffers Trim lets a Decoder keep: 8,192
+// arrivals, far more than a chat reply has, is at most some 400 KiB of buffers.
+const KeepChunks = 8192
+
+// Trim lets go of the buffers that a timeline of more than KeepChunks chunks grew, so that a
+// Decoder waiting in a pool does not hold the memory of the longest timeline it has ever read (up to
+// max_chunks, 2^18 by default: some 12 MiB across its buffers). Components call it as they put a
+// Decoder back; the next long timeline grows them again.
+func (d *Decoder) Trim() {
+	if cap(d.offsets) > KeepChunks {
+		d.offsets = nil
+	}
+	if cap(d.tokens) > KeepChunks {
+		d.tokens = nil
+	}
+	if cap(d.pairs) > KeepChunks {
+		d.pairs = nil
+	}
+	if cap(d.scratch) > 2*KeepChunks+1 { // the selection's buffer holds twice the gaps, and one
+		d.scratch = nil
+	}
+}
+
 // New returns a Decoder for cfg. Zero values take the defaults.
 func New(cfg Config) *Decoder {
 	d := &Decoder{names: cfg.ChunkEventNames, maxChunks: cfg.MaxChunks, stall: cfg.StallThreshold, excluded: cfg.ExcludedOperations}

@@ -200,7 +200,7 @@ func (c *itlMetrics) Shutdown(ctx context.Context) error {
 // releasing the lock for every span cost about 5% of a span's own work (BENCHMARKS.md).
 func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	b := c.batches.Get().(*batch)
-	defer c.batches.Put(b)
+	defer c.putBatch(b)
 	now := time.Now()
 	pwalk.Spans(td, func(res pcommon.Map, span ptrace.Span) {
 		if c.read(ctx, b, span, res) && b.n == len(b.spans) {
@@ -212,8 +212,9 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 }
 
 // batchSize is how many model calls are read before the lock is taken to record them. Each holds a
-// decoder of its own, with buffers as large as the longest timeline it has read: four take most of
-// the lock's cost off a span (eight took no more in the same runs) and hold half their memory.
+// decoder of its own, with buffers as large as the longest timeline it has read, up to
+// genaispan.KeepChunks once the batch is back in its pool: four take most of the lock's cost off a
+// span (eight took no more in the same runs) and hold half their memory.
 const batchSize = 4
 
 // batch holds model calls read and not yet recorded: each with a decoder of its own, which holds
@@ -238,6 +239,16 @@ func (c *itlMetrics) newBatch() *batch {
 		b.spans[i].d = genaispan.New(c.cfg.Config)
 	}
 	return b
+}
+
+// putBatch puts b back in the pool, its decoders without the buffers a long timeline grew
+// (genaispan.KeepChunks): the pool holds a batch of four decoders for every ConsumeTraces that ran
+// at once, and each would otherwise keep the memory of the longest timeline it has read.
+func (c *itlMetrics) putBatch(b *batch) {
+	for i := range b.spans {
+		b.spans[i].d.Trim()
+	}
+	c.batches.Put(b)
 }
 
 // read reads span with the batch's next decoder, and reports whether it is a model call, which it

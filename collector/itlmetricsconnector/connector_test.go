@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
@@ -667,5 +668,35 @@ func TestBatchesKeepEachSpan(t *testing.T) {
 	}
 	if n, _ := gapCount(sink.AllMetrics()[0]); n != calls*(calls+1)/2 {
 		t.Fatalf("%d gaps, want %d", n, calls*(calls+1)/2)
+	}
+}
+
+// TestBatchTrimmedInPool: a batch goes back to the pool with its decoders without the buffers a
+// long timeline grew, so that reading that timeline again allocates them anew; kept out of the
+// pool, a batch reads it again without allocating.
+func TestBatchTrimmedInPool(t *testing.T) {
+	c := newTestConnector(t, nil, new(consumertest.MetricsSink))
+	td := ptrace.NewTraces()
+	gaps := make([]int, 4*genaispan.KeepChunks)
+	for i := range gaps {
+		gaps[i] = 1
+	}
+	genSpan(td, "m", 1, 50, gaps...)
+	rs := td.ResourceSpans().At(0)
+	span := rs.ScopeSpans().At(0).Spans().At(0)
+	b := c.newBatch()
+	read := func() {
+		if !c.read(context.Background(), b, span, rs.Resource().Attributes()) {
+			t.Fatal("not read as a model call")
+		}
+		c.recordBatch(b, time.Now())
+	}
+	read()
+	if allocs := testing.AllocsPerRun(1, read); allocs != 0 {
+		t.Fatalf("a second read of the same span allocated %v times: the test cannot tell a trimmed batch", allocs)
+	}
+	// Taking the batch out of the pool again (it comes back first) keeps the pool from growing.
+	if allocs := testing.AllocsPerRun(1, func() { c.putBatch(b); c.batches.Get(); read() }); allocs == 0 {
+		t.Errorf("a batch put back in the pool kept the buffers of a %d-gap timeline", len(gaps))
 	}
 }

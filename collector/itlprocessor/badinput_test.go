@@ -235,3 +235,36 @@ func TestMillionChunkSpan(t *testing.T) {
 		t.Error("a million-chunk span must be skipped")
 	}
 }
+
+// TestDecoderTrimmedInPool: a decoder goes back to the pool without the buffers a long timeline
+// grew, so that reading that timeline again allocates them anew; kept out of the pool, it reads it
+// again without allocating.
+func TestDecoderTrimmedInPool(t *testing.T) {
+	const chunks = 4 * genaispan.KeepChunks
+	span := ptrace.NewSpan()
+	span.SetStartTimestamp(1_800_000_000_000_000_000)
+	span.SetEndTimestamp(1_800_000_000_000_000_000 + pcommon.Timestamp(time.Hour))
+	span.Attributes().PutStr("gen_ai.operation.name", "chat")
+	offs := span.Attributes().PutEmptySlice(string(itlconv.ChunkOffsetsKey))
+	for i := range chunks {
+		offs.AppendEmpty().SetInt(int64(i * 1000))
+	}
+	p, err := newITLProcessor(processortestSettings(), NewFactory().CreateDefaultConfig().(*Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := genaispan.New(genaispan.Config{})
+	read := func() {
+		if c := d.Read(span, true); !c.Valid || c.Timeline.Len() != chunks {
+			t.Fatalf("read %d chunks (valid %v, %q)", c.Timeline.Len(), c.Valid, c.Reason)
+		}
+	}
+	read()
+	if allocs := testing.AllocsPerRun(1, read); allocs != 0 {
+		t.Fatalf("a second read of the same span allocated %v times: the test cannot tell a trimmed decoder", allocs)
+	}
+	// Taking the decoder out of the pool again (it comes back first) keeps the pool from growing.
+	if allocs := testing.AllocsPerRun(1, func() { p.putDecoder(d); p.decoders.Get(); read() }); allocs == 0 {
+		t.Errorf("a decoder put back in the pool kept the buffers of a %d-chunk timeline", chunks)
+	}
+}

@@ -51,7 +51,7 @@ func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error)
 
 func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	d := p.decoders.Get().(*genaispan.Decoder)
-	defer p.decoders.Put(d)
+	defer p.putDecoder(d)
 	var annotated int64
 	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
 		if p.processSpan(ctx, d, span) == outcomeAnnotated {
@@ -62,6 +62,12 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 		p.annotated.Add(ctx, annotated)
 	}
 	return td, nil
+}
+
+// putDecoder puts d back in the pool, without the buffers a long timeline grew (genaispan.KeepChunks).
+func (p *itlProcessor) putDecoder(d *genaispan.Decoder) {
+	d.Trim()
+	p.decoders.Put(d)
 }
 
 type outcome int
