@@ -338,22 +338,13 @@ func (h *explicitHist) observeGaps(offsets []int64, gs timeline.GapStats) {
 		h.odd = make([]uint64, len(h.counts))
 	}
 	bs, counts, odd := h.bs, h.counts, h.odd[:len(h.counts)]
-	lim := bs.linLimit
-	prev, i := offsets[0], 1
-	for ; i+1 < n; i += 2 {
-		a, b := offsets[i], offsets[i+1]
-		g0, g1 := a-prev, b-a
-		prev = b
-		if uint64(g0) < lim && uint64(g1) < lim {
-			counts[bs.linBucket(g0)]++
-			odd[bs.linBucket(g1)]++
-		} else {
-			counts[bs.searchBucket(g0)]++
-			odd[bs.searchBucket(g1)]++
+	// i is the offset that ends the next gap to count. A gap beyond the linear table, rare, and the
+	// last of an odd number, take the key table; then the pairs go on after them.
+	for i := 1; i < n; i++ {
+		i += linGaps(bs, offsets[i-1:], counts, odd) - 1
+		if i < n {
+			counts[bs.searchBucket(offsets[i]-offsets[i-1])]++
 		}
-	}
-	if i < n {
-		counts[bs.searchBucket(offsets[i]-prev)]++
 	}
 	if v := timeline.Seconds(gs.MinNs); h.n == 0 || v < h.min {
 		h.min = v
@@ -363,6 +354,28 @@ func (h *explicitHist) observeGaps(offsets []int64, gs timeline.GapStats) {
 	}
 	h.sum += timeline.Seconds(offsets[n-1] - offsets[0])
 	h.n += uint64(n - 1)
+}
+
+// linGaps counts the gaps of offsets from the first on in pairs, the first of each pair in counts
+// and the second in odd, as long as both fall in the linear table. It returns the index of the
+// offset that ends the first gap it did not count (len(offsets) when it counted them all). The
+// loop has no other way out, and the key table's search is elsewhere, so that the compiler keeps
+// all its state in registers: with the search in the loop, it kept four of its values on the
+// stack.
+func linGaps(bs *bounds, offsets []int64, counts, odd []uint64) int {
+	lim := bs.linLimit
+	prev, i := offsets[0], 1
+	for ; i+1 < len(offsets); i += 2 {
+		a, b := offsets[i], offsets[i+1]
+		g0, g1 := a-prev, b-a
+		if uint64(g0) >= lim || uint64(g1) >= lim {
+			return i
+		}
+		counts[bs.linBucket(g0)]++
+		odd[bs.linBucket(g1)]++
+		prev = b
+	}
+	return i
 }
 
 // merge adds the counts observeGaps kept in h.odd to h.counts.
