@@ -85,7 +85,12 @@ func spanFrom(start, dur int64, data []byte) ptrace.Span {
 				a.PutInt("gen_ai.usage.output_tokens", v)
 			}
 		case 11:
-			s.SetDroppedEventsCount(uint32(v & 3))
+			if n := s.Events().Len(); n > 0 && v >= 0x100 {
+				// the last event far from the span: its offset, and its gaps, wrap around int64
+				s.Events().At(n - 1).SetTimestamp(pcommon.Timestamp(uint64(start) + uint64(v)<<50))
+			} else {
+				s.SetDroppedEventsCount(uint32(v & 3))
+			}
 		}
 	}
 	return s
@@ -98,6 +103,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add(int64(1_800_000_000_000_000_000), int64(2e9), []byte{6, 10, 0, 7, 20, 0, 9, 4, 0, 8, 30, 0})
 	f.Add(int64(0), int64(1e6), []byte{0, 5, 0, 4, 2, 0, 0, 3, 0, 3, 0, 0, 10, 1, 0})
 	f.Add(int64(5), int64(-5), []byte{1, 255, 255, 5, 1, 0, 11, 1, 0, 10, 4, 0})
+	// Events 2^62 ns apart four times over, back at the start: each gap at least 0, the first and
+	// the last arrival within the span, those between far outside it.
+	f.Add(int64(1_800_000_000_000_000_000), int64(2e9), []byte{6, 0, 0, 6, 0, 0, 11, 0, 0x10, 6, 0, 0, 11, 0, 0x20,
+		6, 0, 0, 11, 0, 0x30, 6, 0, 0, 11, 0, 0x40})
 	f.Fuzz(func(t *testing.T, start, dur int64, data []byte) {
 		if start < 0 || dur > math.MaxInt64-start {
 			return // timestamps are unsigned nanoseconds since the epoch
