@@ -605,8 +605,8 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 //
 // One unsigned comparison checks prev <= us <= limit: prev never exceeds limit, and an offset
 // below prev wraps around to a difference larger than any limit. The loop is a function of its
-// own so that its state stays in registers: inside compact the compiler kept
-// most of it on the stack, loading and storing it again for every offset.
+// own so that its state stays in registers: inside compact the compiler kept most of it on the
+// stack, loading and storing it again for every offset.
 func readOffsets(offs pcommon.Slice, out []int64, limit, th int64) (timeline.GapStats, int) {
 	gaps := timeline.NoGaps()
 	var prev, prevNs int64 // prev from 0: a negative first offset fails the range check

@@ -64,7 +64,8 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 	return td, nil
 }
 
-// putDecoder puts d back in the pool, without the buffers a long timeline grew (genaispan.KeepChunks).
+// putDecoder puts d back in the pool, without the buffers a long timeline grew
+// (genaispan.KeepChunks).
 func (p *itlProcessor) putDecoder(d *genaispan.Decoder) {
 	d.Trim()
 	p.decoders.Put(d)
