@@ -13,8 +13,8 @@ import "math/bits"
 // buckets need any further work. A quickselect moves every gap at least twice, with comparisons
 // whose outcome the CPU cannot predict (every gap of a span is new to it), or pays for that with
 // branch-free partitions: the radix selection took half the time of the branch-free quickselect it
-// replaced (BENCHMARKS.md). And whatever the gaps, it takes at most eight counting passes: no input
-// makes it quadratic.
+// replaced (BENCHMARKS.md). And whatever the gaps, it takes at most thirteen counting passes: no
+// input makes it quadratic.
 //
 // The range comes from the reader, which counted the smallest and largest gap as it read the
 // arrivals (GapStats), and the first level reads the gaps from the offsets as it goes, so that a
@@ -78,6 +78,14 @@ const (
 	numBuckets = 1 << bucketBits
 )
 
+// levelBits is how many bits of bucket a counting pass below the first uses for n values (more
+// than smallSelect): about one bucket a value, up to numBuckets. A level below the first counts the
+// values of one bucket of the level above, often a few dozen (the gaps that cluster around a
+// stream's usual pace), and walking 512 buckets to find their ranks cost more than counting them.
+func levelBits(n int) uint {
+	return uint(min(bits.Len(uint(n)), bucketBits))
+}
+
 // smallSelect is the size below which the selection sorts instead of counting: counting clears and
 // walks 512 buckets, which costs more than sorting a few values.
 const smallSelect = 24
@@ -104,7 +112,7 @@ func selectGapRanks(offs []int64, lo, hi int64, ranks []int, vals, buf []int64) 
 		selectRanks(gaps, lo, hi, ranks, 0, vals, buf[n:])
 		return true
 	}
-	shift := bucketShift(lo, hi)
+	shift := bucketShift(lo, hi, bucketBits)
 	var c counts
 	prev := offs[0]
 	for _, o := range offs[1:] {
@@ -167,10 +175,12 @@ func storeGaps(offs, gaps []int64, lo int64, width uint64) bool {
 // (repeats allowed) and lie in [base, base+len(a)); every value of a lies in [lo, hi]. a is
 // reordered, and scratch, of more than len(a) values, is overwritten.
 //
-// One counting pass puts each value in one of 512 equal buckets of [lo, hi] and finds the bucket
-// of each wanted rank; a second pass copies the values of only those buckets to scratch, grouped by
-// bucket, and each group is selected from in turn, with a the scratch of the next level. A bucket
-// is 512 times narrower than its range, so after at most eight levels a group's values are equal.
+// One counting pass puts each value in one of up to 512 equal buckets of [lo, hi], about one a
+// value (levelBits), and finds the bucket of each wanted rank; a second pass copies the values of
+// only those buckets to scratch, grouped by bucket, and each group is selected from in turn, with a
+// the scratch of the next level. A level counts more than smallSelect values, in at least 32
+// buckets, so a bucket is at least 32 times narrower than its range, and after at most twelve
+// levels below the first (with its 512) a group's values are equal.
 func selectRanks(a []int64, lo, hi int64, ranks []int, base int, vals []int64, scratch []int64) {
 	for {
 		if lo == hi {
@@ -186,7 +196,7 @@ func selectRanks(a []int64, lo, hi int64, ranks []int, base int, vals []int64, s
 			}
 			return
 		}
-		shift := bucketShift(lo, hi)
+		shift := bucketShift(lo, hi, levelBits(len(a)))
 		var c counts
 		for _, v := range a {
 			b := ((uint64(v) - uint64(lo)) >> shift) & (numBuckets - 1)
@@ -222,10 +232,10 @@ func selectRanks(a []int64, lo, hi int64, ranks []int, base int, vals []int64, s
 }
 
 // bucketShift is the shift that puts a value of [lo, hi], as its distance from lo, in one of
-// numBuckets buckets. The distance is taken as an unsigned number: hi-lo fits even where it would
+// 1<<b buckets. The distance is taken as an unsigned number: hi-lo fits even where it would
 // overflow an int64.
-func bucketShift(lo, hi int64) uint {
-	return uint(bits.Len64((uint64(hi) - uint64(lo)) >> bucketBits))
+func bucketShift(lo, hi int64, b uint) uint {
+	return uint(bits.Len64((uint64(hi) - uint64(lo)) >> b))
 }
 
 // bucketRange returns the smallest and largest value bucket b of [lo, hi] can hold.

@@ -30,6 +30,18 @@ func TestGapPercentilesMatchASort(t *testing.T) {
 		"falling":  func(i, n int) int64 { return int64(n-i) * 1000 },
 		"stalls":   func(int, int) int64 { return 15_000_000 + int64(rng.IntN(100)/99)*800_000_000 },
 		"sawtooth": func(i, _ int) int64 { return int64(i%7) * 3_000_000 },
+		// A real stream's shape (BenchmarkGapPercentiles): any nanosecond around 20 ms, a few
+		// chunks together, a stall now and then; the wanted ranks' buckets hold dozens of gaps,
+		// which the levels below the first count in fewer buckets.
+		"jitter-stalls": func(int, int) int64 {
+			switch k := rng.IntN(100); {
+			case k == 0:
+				return 200_000_000 + rng.Int64N(600_000_000)
+			case k < 4:
+				return 10_000 + rng.Int64N(90_000)
+			}
+			return int64(20_000_000 + 2_000_000*rng.NormFloat64())
+		},
 		// Gaps within a microsecond of each other beside one long one: the selection's buckets
 		// must narrow several times before they tell the close gaps apart.
 		"clustered": func(i, _ int) int64 {
