@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/benchspans"
@@ -30,29 +31,50 @@ func BenchmarkConsumeTraces(b *testing.B) { benchmarkConsume(b, 200) }
 // per-span figures). Changes to that work, a few percent of a 200-chunk span, show here.
 func BenchmarkConsumeTracesPerSpan(b *testing.B) { benchmarkConsume(b, 2) }
 
+// BenchmarkConsumeTracesTokens is BenchmarkConsumeTraces on event spans whose every third chunk
+// carries two tokens (otelitl.chunk.tokens on its event), as otelitl writes the replies of a server
+// that decodes speculatively: the reader then reads a token count beside each arrival.
+func BenchmarkConsumeTracesTokens(b *testing.B) {
+	const spans, chunks = 100, 200
+	td := benchspans.Traces(spans, chunks, false)
+	pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) {
+		evs := s.Events()
+		for i := 1; i < evs.Len(); i += 3 {
+			evs.At(i).Attributes().PutInt(string(itlconv.ChunkTokensKey), 2)
+		}
+		s.Attributes().PutInt(string(semconv.GenAIUsageOutputTokensKey), int64(chunks+(chunks+1)/3))
+	})
+	consume(b, td, spans, chunks)
+}
+
 // benchmarkConsume runs ConsumeTraces on batches of 100 spans of chunks chunks, per encoding. It
 // reports ns/gap for spans of more than two chunks.
 func benchmarkConsume(b *testing.B, chunks int) {
 	const spans = 100
 	for _, enc := range encodings {
 		b.Run("enc="+enc.name, func(b *testing.B) {
-			td := benchspans.Traces(spans, chunks, enc.compact)
-			cfg := NewFactory().CreateDefaultConfig().(*Config)
-			cfg.MetricsFlushInterval = time.Hour
-			c, err := newConnector(connectortestSettings(), cfg, consumertest.NewNop())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = c.ConsumeTraces(context.Background(), td)
-			}
-			perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-			b.ReportMetric(perOp/spans, "ns/span")
-			if chunks > 2 {
-				b.ReportMetric(perOp/float64(spans*(chunks-1)), "ns/gap")
-			}
+			consume(b, benchspans.Traces(spans, chunks, enc.compact), spans, chunks)
 		})
+	}
+}
+
+// consume runs ConsumeTraces on td, of spans spans of chunks chunks each, and reports ns/span, and
+// ns/gap for spans of more than two chunks.
+func consume(b *testing.B, td ptrace.Traces, spans, chunks int) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.MetricsFlushInterval = time.Hour
+	c, err := newConnector(connectortestSettings(), cfg, consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.ConsumeTraces(context.Background(), td)
+	}
+	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(perOp/float64(spans), "ns/span")
+	if chunks > 2 {
+		b.ReportMetric(perOp/float64(spans*(chunks-1)), "ns/gap")
 	}
 }
 
