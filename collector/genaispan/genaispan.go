@@ -335,6 +335,11 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 // event to look for); at the first event that is not such, or whose token count is not valid, it
 // reports false and scanEvents reads the span from the start. TestScanChunksAgrees checks the two
 // against each other.
+//
+// It reads each event once: plainEvents the events that carry no attributes, the shape otelitl
+// writes for one token a chunk, and from the first that carries some (a token count), tokenEvents
+// the rest. Whether every arrival lies within the span it then tells from the gap statistics,
+// without a pass over the offsets (inSpan).
 func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, bool) {
 	n := evs.Len()
 	name := d.names[0]
@@ -342,67 +347,44 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 	if n == 0 || n > d.maxChunks || end < start || name == itlconv.OpenInferenceFirstTokenEvent {
 		return eventScan{}, false
 	}
-	// The default name is compared as a constant, which the compiler turns into a few loads and
-	// comparisons in line. The names of a span the receiver decoded are strings of their own, so a
-	// comparison with a variable would call memequal for every event.
-	isDefault := name == itlconv.ChunkEventName
 	offs, toks := slices.Grow(d.offsets[:0], n)[:n], d.tokens[:0]
-	if sc, ok, plain := d.scanPlain(r, evs, offs, isDefault); plain {
-		return sc, ok
+	gaps, k, ok := d.plainEvents(evs, offs, start)
+	hasTokens := false
+	if ok && k < n {
+		gaps, toks, hasTokens, ok = d.tokenEvents(evs, offs, k, start, gaps, toks)
 	}
-	gaps := timeline.NoGaps()
-	th, prev, hasTokens := int64(d.stall), int64(0), false
-	for i := range n {
-		ev := evs.At(i)
-		ts := int64(ev.Timestamp())
-		evName := ev.Name()
-		if ts < start || ts > end || !(isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name) {
-			d.offsets, d.tokens = offs[:0], toks[:0]
-			return eventScan{}, false
-		}
-		off := ts - start
-		if i > 0 {
-			gaps = gaps.Add(off-prev, th)
-		}
-		offs[i], prev = off, off
-		if ev.Attributes().Len() == 0 && !hasTokens {
-			continue
-		}
-		tok, carries, why := chunkTokens(ev)
-		if why != ReasonNone {
-			d.offsets, d.tokens = offs[:0], toks[:0]
-			return eventScan{}, false
-		}
-		if carries && !hasTokens {
-			hasTokens, toks = true, firstCounts(toks, i, n)
-		}
-		if hasTokens {
-			toks = append(toks, tok)
-		}
+	if !ok || !inSpan(offs, gaps, uint64(end-start)) {
+		d.offsets, d.tokens = offs[:0], toks[:0]
+		return eventScan{}, false
 	}
 	d.offsets, d.tokens = offs, toks
 	return eventScan{name: name, n: n, collected: true, tokens: hasTokens, gaps: gaps}, true
 }
 
-// scanPlain is scanChunks on a span whose chunk events carry no attributes, the shape otelitl
-// writes for one token a chunk: plain is false at the first event that is not a chunk event of the
-// name or that carries attributes, and scanChunks then reads the span its general way.
+// plainEvents reads the span's events from the first for as long as they are chunk events of the
+// highest-priority name without attributes: each one's offset from start into offs, and their
+// gaps' statistics. It returns how many it read, k (the event at k carries attributes, when k is
+// less than len(offs)), and false at an event of another name.
 //
-// It reads each event once, in a loop that only loads the event's timestamp, name and attribute
-// count, and keeps the arrival's offset and the gap statistics: each event is an object of its own,
-// behind a pointer, and a loop this short keeps its state in registers and lets the CPU have the
-// loads of many events in flight at once. Whether every arrival lies within the span it then tells
-// from the statistics, without a second pass over the offsets (inSpan).
-func (d *Decoder) scanPlain(r *Result, evs ptrace.SpanEventSlice, offs []int64, isDefault bool) (sc eventScan, ok, plain bool) {
-	name, start, th := d.names[0], r.Start, int64(d.stall)
-	gaps := timeline.NoGaps()
+// Its loop only loads each event's timestamp, name and attribute count: each event is an object
+// of its own, behind a pointer, and a loop this short keeps its state in registers and lets the
+// CPU have the loads of many events in flight at once.
+func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int64) (gaps timeline.GapStats, k int, ok bool) {
+	name, th := d.names[0], int64(d.stall)
+	gaps = timeline.NoGaps()
+	// The default name is compared as a constant, which the compiler turns into a few loads and
+	// comparisons in line. The names of a span the receiver decoded are strings of their own, so a
+	// comparison with a variable would call memequal for every event.
+	isDefault := name == itlconv.ChunkEventName
 	ev := evs.At(0)
 	prev := int64(ev.Timestamp()) - start
 	offs[0] = prev
-	if !(isDefault && ev.Name() == itlconv.ChunkEventName || !isDefault && ev.Name() == name) || ev.Attributes().Len() != 0 {
-		return eventScan{}, false, false
+	if !(isDefault && ev.Name() == itlconv.ChunkEventName || !isDefault && ev.Name() == name) {
+		return gaps, 0, false
 	}
-	// The default name is compared as a constant (see scanChunks), in a loop of its own.
+	if ev.Attributes().Len() != 0 {
+		return gaps, 0, true
+	}
 	if isDefault {
 		// A stall ends the inner loop, which counts it, and the loop goes on after it: a stall is
 		// rare, and a branch taken that rarely costs less per gap than a count without one.
@@ -411,8 +393,11 @@ func (d *Decoder) scanPlain(r *Result, evs ptrace.SpanEventSlice, offs []int64, 
 				ev := evs.At(i)
 				off := int64(ev.Timestamp()) - start
 				offs[i] = off
-				if ev.Name() != itlconv.ChunkEventName || ev.Attributes().Len() != 0 {
-					return eventScan{}, false, false
+				if ev.Name() != itlconv.ChunkEventName {
+					return gaps, i, false
+				}
+				if ev.Attributes().Len() != 0 {
+					return gaps, i, true
 				}
 				g := off - prev
 				gaps.MinNs, gaps.MaxNs, prev = min(gaps.MinNs, g), max(gaps.MaxNs, g), off
@@ -422,24 +407,59 @@ func (d *Decoder) scanPlain(r *Result, evs ptrace.SpanEventSlice, offs []int64, 
 				}
 			}
 		}
-	} else {
-		for i := 1; i < len(offs); i++ {
-			ev := evs.At(i)
-			off := int64(ev.Timestamp()) - start
-			offs[i] = off
-			if ev.Name() != name || ev.Attributes().Len() != 0 {
-				return eventScan{}, false, false
+		return gaps, len(offs), true
+	}
+	for i := 1; i < len(offs); i++ {
+		ev := evs.At(i)
+		off := int64(ev.Timestamp()) - start
+		offs[i] = off
+		if ev.Name() != name {
+			return gaps, i, false
+		}
+		if ev.Attributes().Len() != 0 {
+			return gaps, i, true
+		}
+		gaps = gaps.Add(off-prev, th)
+		prev = off
+	}
+	return gaps, len(offs), true
+}
+
+// tokenEvents goes on from event k, the first that carries attributes, where plainEvents stopped,
+// with the statistics of the gaps before it: it reads each event's offset and token count (1 for
+// an event that carries none) and counts the gaps, and reports false at an event of another name
+// or a token count that is not valid. toks is empty; it holds a count for every event once one
+// carries a count.
+func (d *Decoder) tokenEvents(evs ptrace.SpanEventSlice, offs []int64, k int, start int64, gaps timeline.GapStats,
+	toks []int64) (timeline.GapStats, []int64, bool, bool) {
+	name, th, hasTokens := d.names[0], int64(d.stall), false
+	isDefault := name == itlconv.ChunkEventName // compared as a constant (see plainEvents)
+	for i := k; i < len(offs); i++ {
+		ev := evs.At(i)
+		off := int64(ev.Timestamp()) - start
+		offs[i] = off
+		if evName := ev.Name(); !(isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name) {
+			return gaps, toks, false, false
+		}
+		if i > 0 {
+			gaps = gaps.Add(off-offs[i-1], th)
+		}
+		tok := int64(1)
+		if ev.Attributes().Len() != 0 {
+			var carries bool
+			var why Reason
+			if tok, carries, why = chunkTokens(ev); why != ReasonNone {
+				return gaps, toks, false, false
 			}
-			gaps = gaps.Add(off-prev, th)
-			prev = off
+			if carries && !hasTokens {
+				hasTokens, toks = true, firstCounts(toks, i, len(offs))
+			}
+		}
+		if hasTokens {
+			toks = append(toks, tok)
 		}
 	}
-	if !inSpan(offs, gaps, uint64(r.End-r.Start)) {
-		d.offsets = offs[:0]
-		return eventScan{}, false, true
-	}
-	d.offsets, d.tokens = offs, d.tokens[:0]
-	return eventScan{name: name, n: len(offs), collected: true, gaps: gaps}, true, true
+	return gaps, toks, hasTokens, true
 }
 
 // inSpan reports whether every offset lies within the span, from 0 to length (the span must not
