@@ -630,7 +630,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 func readOffsets(offs pcommon.Slice, out []int64, limit, th int64) (timeline.GapStats, int) {
 	gaps := timeline.NoGaps()
 	var prev, prevNs int64 // prev from 0: a negative first offset fails the range check
-	// A stall ends the inner loop, which counts it, and the loop goes on after it (see scanPlain).
+	// A stall ends the inner loop, which counts it, and the loop goes on after it (see plainEvents).
 	for i := 0; i < len(out); i++ {
 		for ; i < len(out); i++ {
 			e := offs.At(i)
