@@ -17,6 +17,19 @@ func sortedGaps(t Timeline) []float64 {
 	return g
 }
 
+// streamGap is a gap of a real stream's shape: any nanosecond around 20 ms (±2 ms), 3% of chunks
+// arriving together (tens of microseconds apart), and a stall of 200 to 800 ms in one gap of a
+// hundred, so that most gaps fall in a few narrow parts of a wide range.
+func streamGap(rng *rand.Rand) int64 {
+	switch k := rng.IntN(100); {
+	case k == 0:
+		return 200_000_000 + rng.Int64N(600_000_000)
+	case k < 4:
+		return 10_000 + rng.Int64N(90_000)
+	}
+	return int64(20_000_000 + 2_000_000*rng.NormFloat64())
+}
+
 // TestGapPercentilesMatchASort checks the selection against Percentile over the fully sorted gaps,
 // to the bit, on timelines of every length up to 600 and of several shapes: random gaps, many equal
 // gaps, sorted and reverse-sorted gaps (the cases that break naive quickselects), a few huge ones.
@@ -33,15 +46,7 @@ func TestGapPercentilesMatchASort(t *testing.T) {
 		// A real stream's shape (BenchmarkGapPercentiles): any nanosecond around 20 ms, a few
 		// chunks together, a stall now and then; the wanted ranks' buckets hold dozens of gaps,
 		// which the levels below the first count in fewer buckets.
-		"jitter-stalls": func(int, int) int64 {
-			switch k := rng.IntN(100); {
-			case k == 0:
-				return 200_000_000 + rng.Int64N(600_000_000)
-			case k < 4:
-				return 10_000 + rng.Int64N(90_000)
-			}
-			return int64(20_000_000 + 2_000_000*rng.NormFloat64())
-		},
+		"jitter-stalls": func(int, int) int64 { return streamGap(rng) },
 		// Gaps within a microsecond of each other beside one long one: the selection's buckets
 		// must narrow several times before they tell the close gaps apart.
 		"clustered": func(i, _ int) int64 {
@@ -178,15 +183,7 @@ func BenchmarkGapPercentiles(b *testing.B) {
 			}
 			return g
 		}},
-		{"jitter-stalls", func() int64 {
-			switch k := rng.IntN(100); {
-			case k == 0:
-				return 200_000_000 + rng.Int64N(600_000_000)
-			case k < 4:
-				return 10_000 + rng.Int64N(90_000)
-			}
-			return int64(20_000_000 + 2_000_000*rng.NormFloat64())
-		}},
+		{"jitter-stalls", func() int64 { return streamGap(rng) }},
 	}
 	for _, sh := range shapes {
 		tls := make([]Timeline, 256)
