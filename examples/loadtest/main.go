@@ -296,6 +296,9 @@ func figuresByLevel(md pmetric.Metrics, walls map[int]time.Duration) []levelFigu
 				}
 			}
 		case pmetric.MetricTypeSum:
+			if m.Name() != itlconv.Stalls.Name { // the generations' count is a sum too
+				return
+			}
 			dps := m.Sum().DataPoints()
 			for d := range dps.Len() {
 				if lv, ok := dps.At(d).Attributes().Get(levelKey); ok {

@@ -181,3 +181,29 @@ func TestLevelWithoutTimelines(t *testing.T) {
 		t.Errorf("figures %+v", levels)
 	}
 }
+
+// TestStallsCountOnlyStalls: a level's stalls are the stalls counter's, not every counter's (the
+// connector counts generations in a sum too, and the column showed their count as stalls).
+func TestStallsCountOnlyStalls(t *testing.T) {
+	md := pmetric.NewMetrics()
+	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
+	dur := ms.AppendEmpty()
+	dur.SetName(itlconv.Duration.Name)
+	dp := dur.SetEmptyExponentialHistogram().DataPoints().AppendEmpty()
+	dp.SetCount(5)
+	dp.Attributes().PutInt(levelKey, 2)
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{itlconv.Generations.Name, 5}, {itlconv.Stalls.Name, 1}} {
+		m := ms.AppendEmpty()
+		m.SetName(c.name)
+		p := m.SetEmptySum().DataPoints().AppendEmpty()
+		p.SetIntValue(c.n)
+		p.Attributes().PutInt(levelKey, 2)
+	}
+	levels := figuresByLevel(md, map[int]time.Duration{2: time.Second})
+	if len(levels) != 1 || levels[0].Generations != 5 || levels[0].Stalls != 1 {
+		t.Errorf("figures %+v, want 5 generations and 1 stall", levels)
+	}
+}
