@@ -3,7 +3,7 @@
 // secret or an endpoint it needs is missing instead of running with an empty value:
 //
 //	${env:NAME}             the variable's value (unset: empty, with a warning)
-//	${env:NAME:-default}    the default when NAME is unset
+//	${env:NAME:-default}    the default when NAME is unset (set to "", NAME gives "", with a warning)
 //	${env:NAME:?message}    an error naming NAME, with the message, when NAME is unset or empty
 //
 // A value containing only white space counts as empty for ":?": "Bearer " with a blank token is
@@ -71,6 +71,12 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 		val = *ref.def
 	case !exists:
 		p.logger.Warn("Configuration references unset environment variable", zap.String("name", ref.name))
+	case val == "" && ref.def != nil && *ref.def != "":
+		// As envprovider, a variable set to "" is a value, and its default does not apply (a way to
+		// pass an empty string on purpose). A shell's ${NAME:-default} would take the default, so
+		// say it, loudly: an empty endpoint makes a receiver listen on every interface.
+		p.logger.Warn("Configuration references an environment variable set to the empty string: its default is not used; unset it to use the default",
+			zap.String("name", ref.name), zap.String("default", *ref.def))
 	case val == "":
 		p.logger.Info("Configuration references empty environment variable", zap.String("name", ref.name))
 	}

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/confmap"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func retrieve(t *testing.T, uri string) (any, error) {
@@ -54,6 +56,39 @@ func TestRetrieve(t *testing.T) {
 		}
 		if err != nil || got != c.want {
 			t.Errorf("%s = %#v, %v; want %#v", c.uri, got, err, c.want)
+		}
+	}
+}
+
+// TestEmptyWithDefaultWarns: a variable set to "" keeps its empty value, as envprovider, but where a
+// shell would have taken the default the provider warns, naming the variable and the default it
+// did not use; a variable that is unset, set, or whose default is empty, gets no such warning.
+func TestEmptyWithDefaultWarns(t *testing.T) {
+	t.Setenv("RE_EMPTY", "")
+	t.Setenv("RE_SET", "value")
+	for _, c := range []struct {
+		uri  string
+		warn bool
+	}{
+		{"env:RE_EMPTY:-127.0.0.1:4317", true},
+		{"env:RE_EMPTY:-", false},
+		{"env:RE_SET:-127.0.0.1:4317", false},
+		{"env:RE_UNSET_X:-127.0.0.1:4317", false},
+	} {
+		core, logs := observer.New(zapcore.WarnLevel)
+		p := NewFactory().Create(confmap.ProviderSettings{Logger: zap.New(core)})
+		if _, err := p.Retrieve(context.Background(), c.uri, nil); err != nil {
+			t.Fatalf("%s: %v", c.uri, err)
+		}
+		warned := logs.FilterMessageSnippet("its default is not used").Len() == 1
+		if warned != c.warn {
+			t.Errorf("%s: warned %v, want %v (logs %v)", c.uri, warned, c.warn, logs.All())
+		}
+		if warned {
+			f := logs.All()[0].ContextMap()
+			if f["name"] != "RE_EMPTY" || f["default"] != "127.0.0.1:4317" {
+				t.Errorf("%s: the warning's fields %v, want the name and the default", c.uri, f)
+			}
 		}
 	}
 }
