@@ -1,7 +1,7 @@
-// Command fakellm is a simulated OpenAI- and Anthropic-compatible inference server: no GPU, no API
-// key, and a token cadence that moves with the causes it moves with on real hardware (batch size,
-// KV-cache length, prefill of new requests, queueing, speculative decoding). See package engine for
-// the cost model.
+// Command fakellm is a simulated inference server that speaks the OpenAI, Anthropic, Gemini and
+// Ollama APIs: no GPU, no API key, and a token cadence that moves with the causes it moves with on
+// real hardware (batch size, KV-cache length, prefill of new requests, queueing, speculative
+// decoding). See package engine for the cost model.
 //
 //	go run ./examples/fakellm -addr 127.0.0.1:8000
 //	curl -N 127.0.0.1:8000/v1/chat/completions -d '{"model":"fake-gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}'
