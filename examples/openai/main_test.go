@@ -60,7 +60,7 @@ func TestMistakes(t *testing.T) {
 	for _, c := range []struct{ base, model, want string }{
 		{u, "fake-gpt", "OPENAI_BASE_URL is the API root, which ends in /v1"},
 		{u + "/v1", "gpt-4o", "does not exist or you do not have access to it.\n  hint: the server does not serve the model \"gpt-4o\""},
-		{closed, "fake-gpt", "hint: nothing listens at " + closed},
+		{closed, "fake-gpt", "hint: nothing listens at " + closed + ": start a fakellm there (go run ./examples/fakellm -addr " + l.Addr().String() + ")"},
 	} {
 		t.Setenv("OPENAI_BASE_URL", c.base)
 		var out bytes.Buffer

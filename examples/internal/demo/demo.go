@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -112,7 +113,7 @@ func (a API) Explain(err error, base, model string, status int, message string) 
 	var hint string
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		hint = fmt.Sprintf("nothing listens at %s: start a fakellm there (go run ./examples/fakellm -addr 127.0.0.1:8000), or unset %s to run one inside this example", base, a.URLVar)
+		hint = fmt.Sprintf("nothing listens at %s: start a fakellm there (go run ./examples/fakellm -addr %s), or unset %s to run one inside this example", base, hostPort(base), a.URLVar)
 	case status == http.StatusNotFound && model != "" && strings.Contains(message, model):
 		hint = fmt.Sprintf("the server does not serve the model %q: name one it serves with -model (fakellm serves %s by default)", model, strings.Join(FakellmModels, ", "))
 	case status == http.StatusNotFound && a.Root != "":
@@ -125,6 +126,19 @@ func (a API) Explain(err error, base, model string, status int, message string) 
 		return err
 	}
 	return hinted{err, hint}
+}
+
+// hostPort is the host and port of base, for fakellm's -addr: 127.0.0.1:8000 when base has none.
+func hostPort(base string) string {
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		if u.Port() == "" && u.Scheme == "https" {
+			return net.JoinHostPort(u.Hostname(), "443")
+		} else if u.Port() == "" {
+			return net.JoinHostPort(u.Hostname(), "80")
+		}
+		return u.Host
+	}
+	return "127.0.0.1:8000"
 }
 
 // hinted is an error with a hint on the line below.

@@ -43,3 +43,18 @@ func TestCloseAfterFinish(t *testing.T) {
 	}
 	tel.Close()
 }
+
+// TestHostPort: the hint for a server that is not there tells fakellm to listen where the example
+// looked for it.
+func TestHostPort(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://127.0.0.1:8009/v1": "127.0.0.1:8009",
+		"http://localhost":         "localhost:80",
+		"https://[::1]/v1":         "[::1]:443",
+		"::not a url":              "127.0.0.1:8000",
+	} {
+		if got := hostPort(base); got != want {
+			t.Errorf("hostPort(%q) = %q, want %q", base, got, want)
+		}
+	}
+}
