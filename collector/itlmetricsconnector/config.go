@@ -105,7 +105,7 @@ type Config struct {
 	Exemplars                   ExemplarsConfig `mapstructure:"exemplars"`
 
 	// Config holds the settings spans are read with, shared with the itl processor:
-	// stall_threshold, chunk_event_names and max_chunks.
+	// stall_threshold, chunk_event_names, max_chunks and excluded_operations.
 	genaispan.Config `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization

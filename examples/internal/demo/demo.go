@@ -224,7 +224,11 @@ func (t *Telemetry) Finish(w io.Writer) error {
 	}
 	spans := t.col.Spans()
 	slices.SortFunc(spans, func(a, b ptrace.Span) int { return cmp.Compare(a.StartTimestamp(), b.StartTimestamp()) })
-	fmt.Fprintf(w, "\n%d generation spans (in the order sent), as the itl processor annotated them:\n", len(spans))
+	noun := "generation spans"
+	if len(spans) == 1 {
+		noun = "generation span"
+	}
+	fmt.Fprintf(w, "\n%d %s (in the order sent), as the itl processor annotated them:\n", len(spans), noun)
 	for _, s := range spans {
 		fmt.Fprint(w, describe(s))
 	}
