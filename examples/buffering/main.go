@@ -175,9 +175,28 @@ func bufferingProxy(upstream string, every time.Duration) http.Handler {
 	})
 }
 
+// validate refuses options that would stream nothing, or measure nothing: a table of zeros
+// looks like a result.
+func (o options) validate() error {
+	switch {
+	case o.streams < 1:
+		return fmt.Errorf("-streams %d: stream at least 1 reply", o.streams)
+	case o.tokens < 2:
+		return fmt.Errorf("-tokens %d: a reply needs at least 2 tokens to have a gap between chunks", o.tokens)
+	case o.flush < 0:
+		return fmt.Errorf("-flush %v: give 0 (flush after every write) or a positive interval", o.flush)
+	case o.step <= 0:
+		return fmt.Errorf("-step %v: fakellm's decode step must be positive, such as 15ms", o.step)
+	}
+	return nil
+}
+
 // run streams o.streams chat completions from fakellm through the buffering proxy and returns the
 // client's and the server's figures.
 func run(o options) (client, srv figures, err error) {
+	if err := o.validate(); err != nil {
+		return client, srv, err
+	}
 	cfg := engine.DefaultConfig()
 	cfg.StepBase = o.step
 	eng, err := engine.New(cfg)

@@ -35,3 +35,22 @@ func TestBurstsVisible(t *testing.T) {
 		t.Errorf("a proxy that flushes every event keeps the rhythm: client %+v, server %+v", client, srv)
 	}
 }
+
+// TestOptionsRefused: options that would stream or measure nothing are refused, naming the flag,
+// before anything starts.
+func TestOptionsRefused(t *testing.T) {
+	ok := options{streams: 1, tokens: 2, flush: 0, step: time.Millisecond}
+	if err := ok.validate(); err != nil {
+		t.Fatalf("%+v refused: %v", ok, err)
+	}
+	for flag, o := range map[string]options{
+		"-streams 0": {streams: 0, tokens: 80, step: time.Millisecond},
+		"-tokens 1":  {streams: 1, tokens: 1, step: time.Millisecond},
+		"-flush -1s": {streams: 1, tokens: 80, flush: -time.Second, step: time.Millisecond},
+		"-step 0s":   {streams: 1, tokens: 80},
+	} {
+		if _, _, err := run(o); err == nil || !strings.HasPrefix(err.Error(), flag+":") {
+			t.Errorf("%+v: error %v, want one starting %q", o, err, flag+":")
+		}
+	}
+}
