@@ -123,9 +123,9 @@ func (s *sse) done() {
 }
 
 func (s *Server) arrivals(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
+	id, err := requestID(r.URL.Query().Get("id"))
 	if err != nil {
-		http.Error(w, "id: a request id is required", http.StatusBadRequest)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	var out []int64
@@ -134,6 +134,26 @@ func (s *Server) arrivals(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "arrivals_unix_nano": out})
+}
+
+// replyIDPrefixes are what the reply ids put before the request's number (chatcmpl-fake5 is
+// request 5), so that an id copied from a reply works as well as the number.
+var replyIDPrefixes = []string{"chatcmpl-fake", "resp_fake", "msg_fake"}
+
+// requestID reads /debug/arrivals's id: the request's number, or a reply's id that carries it.
+func requestID(v string) (uint64, error) {
+	if v == "" {
+		return 0, fmt.Errorf("id is missing: give the request's number, from the %s response header, such as ?id=5", RequestIDHeader)
+	}
+	n := v
+	for _, p := range replyIDPrefixes {
+		n = strings.TrimPrefix(n, p)
+	}
+	id, err := strconv.ParseUint(n, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("id %q: give the request's number, from the %s response header (or a reply's id, such as chatcmpl-fake5)", v, RequestIDHeader)
+	}
+	return id, nil
 }
 
 type chatRequest struct {

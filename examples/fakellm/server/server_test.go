@@ -181,3 +181,31 @@ func TestNonStreaming(t *testing.T) {
 		t.Errorf("non-streaming reply %+v", resp.Usage)
 	}
 }
+
+// TestArrivalsID: /debug/arrivals takes a request's number or a reply's id, and a bad or missing
+// id gets a 400 that says what to give.
+func TestArrivalsID(t *testing.T) {
+	_, srv, _, _ := setup(t)
+	for _, c := range []struct {
+		id, want string
+		status   int
+	}{
+		{"7", `"id":7`, http.StatusOK},
+		{"chatcmpl-fake7", `"id":7`, http.StatusOK},
+		{"resp_fake7", `"id":7`, http.StatusOK},
+		{"msg_fake7", `"id":7`, http.StatusOK},
+		{"", "id is missing: give the request's number, from the " + server.RequestIDHeader, http.StatusBadRequest},
+		{"chatcmpl-7", `id "chatcmpl-7": give the request's number`, http.StatusBadRequest},
+		{"-1", `id "-1"`, http.StatusBadRequest},
+	} {
+		resp, err := http.Get(srv.URL + "/debug/arrivals?id=" + c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(body), c.want) {
+			t.Errorf("id=%q: %d %q, want %d and %q", c.id, resp.StatusCode, body, c.status, c.want)
+		}
+	}
+}
