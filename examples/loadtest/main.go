@@ -66,7 +66,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(2)
 	}
-	if err := run(o, os.Stdout, os.Stderr); err != nil {
+	if err := run(o, os.Stdout, view.Progress(os.Stderr, 5*time.Second)); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
@@ -251,12 +251,13 @@ func explain(err error, base, model string) error {
 func bar(w io.Writer, level int, elapsed, total time.Duration, done, inflight int64) {
 	const width = 24
 	n := min(int(elapsed*width/total), width)
-	fmt.Fprintf(w, "\rconcurrency %3d [%s%s] %6s %5d generations", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), view.Duration(elapsed.Seconds()), done)
+	line := fmt.Sprintf("\rconcurrency %3d [%s%s] %6s %5d generations", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), view.Duration(elapsed.Seconds()), done)
 	if elapsed >= total && inflight > 0 {
-		fmt.Fprintf(w, ", waiting for %d still streaming ", inflight)
+		line += fmt.Sprintf(", waiting for %d still streaming ", inflight)
 	} else {
-		fmt.Fprint(w, strings.Repeat(" ", 30)) // erase a longer line before
+		line += strings.Repeat(" ", 30) // erase a longer line before
 	}
+	fmt.Fprint(w, line) // one write a frame: view.LineProgress keeps or drops a frame whole
 }
 
 // figuresByLevel reads each level's figures from the connector's metrics.

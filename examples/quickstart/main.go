@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -55,11 +54,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var progress io.Writer = os.Stderr
-	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
-		progress = &lineProgress{w: os.Stderr, every: 5 * time.Second} // a log or a pipe, not a terminal
-	}
-	if err := run(ctx, o, os.Stdout, progress); err != nil {
+	if err := run(ctx, o, os.Stdout, view.Progress(os.Stderr, 5*time.Second)); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
@@ -223,27 +218,4 @@ func progress(w io.Writer, done, chunks int64, total int) {
 	const width = 30
 	n := int(done) * width / total
 	fmt.Fprintf(w, "\r[%s%s] %d/%d generations, %d chunks   ", strings.Repeat("=", n), strings.Repeat(" ", width-n), done, total, chunks)
-}
-
-// lineProgress writes the progress line, which a terminal redraws in place ("\r..."), as a line of
-// its own at most once every so often, for stderr sent to a file or a pipe, where redrawing would
-// pile up a line every half second. Other writes pass through.
-type lineProgress struct {
-	w     io.Writer
-	every time.Duration
-	last  time.Time
-}
-
-func (p *lineProgress) Write(b []byte) (int, error) {
-	line, ok := bytes.CutPrefix(b, []byte("\r"))
-	if !ok {
-		return p.w.Write(b)
-	}
-	if now := time.Now(); now.Sub(p.last) >= p.every {
-		p.last = now
-		if _, err := fmt.Fprintf(p.w, "%s\n", bytes.TrimRight(line, " ")); err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
 }

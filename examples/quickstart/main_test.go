@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otelitl/itl/examples/internal/embed"
+	"github.com/otelitl/itl/examples/internal/view"
 )
 
 // dur is a duration as the examples print it: milliseconds below a second, seconds above.
@@ -129,20 +130,21 @@ func TestServe(t *testing.T) {
 }
 
 // Sent to a file or a pipe, the progress line is written as lines of their own, at most one per
-// interval; the other output passes through.
+// interval, and the last one before other output; the other output passes through, less the newline
+// that ends the line on a terminal.
 func TestLineProgress(t *testing.T) {
 	var buf bytes.Buffer
-	p := &lineProgress{w: &buf, every: time.Hour}
+	p := &view.LineProgress{W: &buf, Every: time.Hour}
 	for i := range 5 {
 		progress(p, int64(i), int64(10*i), 4)
 	}
 	fmt.Fprintf(p, "\n%d generations in %s\n\n", 4, "1 s")
-	want := "[                              ] 0/4 generations, 0 chunks\n\n4 generations in 1 s\n\n"
+	want := "[                              ] 0/4 generations, 0 chunks\n[==============================] 4/4 generations, 40 chunks\n4 generations in 1 s\n\n"
 	if buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)
 	}
 	buf.Reset()
-	p = &lineProgress{w: &buf}
+	p = &view.LineProgress{W: &buf}
 	progress(p, 1, 10, 4)
 	progress(p, 4, 40, 4)
 	if n := strings.Count(buf.String(), "\n"); n != 2 || strings.Contains(buf.String(), "\r") {
