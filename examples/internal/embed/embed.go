@@ -104,6 +104,15 @@ func (s *sink) factory() exporter.Factory {
 
 // Start runs a collector until Stop.
 func Start(o Options) (*Collector, error) {
+	if o.Serve != "" {
+		// Tried here, so that a port in use is one message that says what to do, not also the
+		// collector's own log line of a component that failed to start.
+		l, err := net.Listen("tcp", o.Serve)
+		if err != nil {
+			return nil, fmt.Errorf("cannot serve the metrics at %s (%w): give -serve another address, such as 127.0.0.1:9464", o.Serve, err)
+		}
+		_ = l.Close()
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
