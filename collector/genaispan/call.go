@@ -322,12 +322,13 @@ func seconds(v pcommon.Value, scale, limit float64) (float64, Reason) {
 	return x, ReasonNone
 }
 
-// sinceStart is a first-chunk time (Unix nanoseconds) less the span's start, in seconds.
+// sinceStart is a first-chunk time (Unix nanoseconds) less the span's start, in seconds. The times
+// compare as unsigned, as OTLP's timestamps are (see durationReason).
 func sinceStart(t, start, end int64) (float64, Reason) {
 	switch {
-	case t < start:
+	case uint64(t) < uint64(start):
 		return 0, ReasonTTFTNegative
-	case t > end:
+	case uint64(t) > uint64(end):
 		return 0, ReasonTTFTTooLong
 	}
 	return timeline.Seconds(t - start), ReasonNone

@@ -143,20 +143,25 @@ type Result struct {
 	Reason Reason
 	// Complete is true when the timeline is valid, has a chunk, and lost none.
 	Complete bool
-	// Start and End are the span's timestamps in Unix nanoseconds.
+	// Start and End are the span's timestamps in Unix nanoseconds, as OTLP's unsigned values: compare
+	// them as uint64 (their difference is exact either way).
 	Start, End int64
 
 	firstToken int // index of the first OpenInference first-token event, or -1
 }
 
 // durationReason says why the span's start and end give no duration, or "" when they do.
+//
+// The timestamps are unsigned in OTLP, and compared so: past 2^63 ns (the year 2262) an int64
+// turns negative, and a span across that instant would seem to end before it starts, or one that
+// ends before it starts to last. The difference of the two int64s, taken as unsigned, is exact.
 func (r *Result) durationReason() Reason {
 	switch {
 	case r.Start == 0:
 		return ReasonMissingStart
-	case r.End < r.Start:
+	case uint64(r.End) < uint64(r.Start):
 		return ReasonNegativeDuration
-	case r.End-r.Start > int64(itlconv.MaxDuration):
+	case uint64(r.End-r.Start) > uint64(itlconv.MaxDuration):
 		return ReasonTooLong
 	}
 	return ReasonNone
@@ -293,11 +298,11 @@ func (d *Decoder) scanEvents(r *Result, evs ptrace.SpanEventSlice, names []strin
 			continue
 		}
 		ts := int64(ev.Timestamp())
-		switch {
-		case ts < start:
+		switch { // as unsigned, as OTLP's timestamps are (see durationReason)
+		case uint64(ts) < uint64(start):
 			why = ReasonBeforeStart
 			continue
-		case ts > end:
+		case uint64(ts) > uint64(end):
 			why = ReasonAfterEnd
 			continue
 		}
@@ -344,7 +349,7 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 	n := evs.Len()
 	name := d.names[0]
 	start, end := r.Start, r.End
-	if n == 0 || n > d.maxChunks || end < start || name == itlconv.OpenInferenceFirstTokenEvent {
+	if n == 0 || n > d.maxChunks || uint64(end) < uint64(start) || name == itlconv.OpenInferenceFirstTokenEvent {
 		return eventScan{}, false
 	}
 	offs, toks := slices.Grow(d.offsets[:0], n)[:n], d.tokens[:0]
