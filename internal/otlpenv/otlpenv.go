@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -34,9 +35,10 @@ import (
 // reads the rest of the variables itself (headers, TLS, timeout, compression). service is the
 // service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another.
 // Tracing also installs the W3C trace-context and baggage propagators. shutdown flushes the spans
-// still batched; desc says where they go ("" when nowhere). An export that fails is reported to
-// logf, with where the spans were going, instead of to the OpenTelemetry global logger, which
-// knows neither the program's log prefix nor the endpoint.
+// still batched; desc says where they go, the URL the exporter sends them to and the protocol (""
+// when nowhere). An export that fails is reported to logf, with where the spans were going,
+// instead of to the OpenTelemetry global logger, which knows neither the program's log prefix nor
+// the endpoint.
 func Tracing(ctx context.Context, service string, logf func(format string, args ...any)) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
 	// The exporters trim the variables, and take the traces one when both are set.
 	endpointVar := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
@@ -80,7 +82,7 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter to %s: %w", endpoint, err)
 	}
-	desc = fmt.Sprintf("%s (%s)", endpoint, proto)
+	desc = fmt.Sprintf("%s (%s)", exportURL(endpointVar, endpoint, proto), proto)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v", desc, err) }))
 	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
@@ -128,4 +130,27 @@ func checkEndpoint(variable, value, proto string) error {
 		return fmt.Errorf("%s=%q: the exporter takes %s over %s: write it as %s (https:// for TLS)", variable, value, schemes, proto, example)
 	}
 	return fmt.Errorf("%s=%q has no host: write it as %s://HOST:PORT, such as %s://127.0.0.1:%s", variable, value, u.Scheme, u.Scheme, port)
+}
+
+// exportURL is where the exporter sends spans, worked out from the endpoint as the exporter works
+// it out, so that the program announces the URL its spans go to: over HTTP,
+// OTEL_EXPORTER_OTLP_ENDPOINT is a base URL the exporter appends /v1/traces to, while
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is taken as it is (/ without a path). An endpoint given with
+// the signal's path in the generic variable (…/v1/traces/v1/traces) shows here. Over gRPC the
+// exporter dials the host, and a unix socket as it is. endpoint has passed checkEndpoint.
+func exportURL(variable, endpoint, proto string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme == "unix" {
+		return endpoint
+	}
+	to := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	switch {
+	case proto == "grpc":
+		to.Path = ""
+	case variable == "OTEL_EXPORTER_OTLP_ENDPOINT":
+		to.Path = path.Join("/", u.Path, "v1/traces")
+	case to.Path == "":
+		to.Path = "/"
+	}
+	return to.String()
 }

@@ -166,7 +166,7 @@ func TestExportsOverHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if desc != srv.URL+" (http/protobuf)" {
+		if desc != srv.URL+"/v1/traces (http/protobuf)" {
 			t.Errorf("desc %q", desc)
 		}
 		_, span := tp.Tracer("test").Start(context.Background(), "generation")
@@ -177,6 +177,63 @@ func TestExportsOverHTTP(t *testing.T) {
 		srv.Close()
 		if len(got) != 1 || got[0] != c.want+"/generation" {
 			t.Errorf("OTEL_SERVICE_NAME=%q OTEL_RESOURCE_ATTRIBUTES=%q: the collector received %v, want [%s/generation]", c.envName, c.envAttrs, got, c.want)
+		}
+	}
+}
+
+// desc is the URL the exporter sends spans to: the generic variable is a base URL the exporter
+// appends /v1/traces to, the traces one a URL it takes as it is, and it wins when both are set.
+func TestDescIsWhereSpansGo(t *testing.T) {
+	paths := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		paths <- r.URL.Path
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer srv.Close()
+	for _, c := range []struct{ traces, generic, want string }{
+		{"", srv.URL, "/v1/traces"},
+		{"", srv.URL + "/otlp/", "/otlp/v1/traces"},
+		{"", srv.URL + "/v1/traces", "/v1/traces/v1/traces"}, // a common mistake, visible in the log
+		{srv.URL + "/custom", "", "/custom"},
+		{srv.URL, "", "/"},
+		{srv.URL + "/t", srv.URL + "/g", "/t"},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.generic)
+		tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tp.Tracer("test").Start(context.Background(), "generation")
+		span.End()
+		if err := shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		select {
+		case got = <-paths:
+		default:
+			t.Fatalf("traces %q, generic %q: nothing was exported", c.traces, c.generic)
+		}
+		if got != c.want || desc != srv.URL+got+" (http/protobuf)" {
+			t.Errorf("traces %q, generic %q: the spans went to %s, desc %q; want %s and a desc naming it", c.traces, c.generic, got, desc, c.want)
+		}
+	}
+}
+
+// Over gRPC the exporter dials the endpoint's host (or the unix socket), whatever its path.
+func TestExportURLOverGRPC(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"http://127.0.0.1:4317":        "http://127.0.0.1:4317",
+		"https://collector:4317/otlp/": "https://collector:4317",
+		"unix:///tmp/otlp.sock":        "unix:///tmp/otlp.sock",
+	} {
+		for _, variable := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+			if got := exportURL(variable, endpoint, "grpc"); got != want {
+				t.Errorf("%s=%s: %s, want %s", variable, endpoint, got, want)
+			}
 		}
 	}
 }
@@ -205,7 +262,7 @@ func TestExportErrorLogged(t *testing.T) {
 	_ = shutdown(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
-	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+" (http/protobuf): ") {
+	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+"/v1/traces (http/protobuf): ") {
 		t.Fatalf("logged %q, want the failed export, naming the endpoint", logged)
 	}
 }
