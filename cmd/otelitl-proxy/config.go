@@ -17,13 +17,20 @@ type protocol struct {
 	env     string
 	title   string
 	example string
+	// versions are the prefixes the clients' own paths begin with, which the proxy appends to the
+	// upstream base URL as they are: an upstream that ends in one (the base URL as the SDKs take
+	// it, https://api.openai.com/v1) would get it twice, /v1/v1/chat/completions, and answer 404.
+	versions   []string
+	clientPath string // one such path, for the error
 }
 
 var protocols = []protocol{
-	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com"},
-	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com"},
-	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com"},
-	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434"},
+	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com", []string{"/v1"}, "/v1/chat/completions"},
+	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com", []string{"/v1"}, "/v1/messages"},
+	// Gemini methods are routed whatever their version: /v1/models/m:generateContent, Vertex AI's
+	// /v1beta1/projects/....
+	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com", []string{"/v1beta", "/v1alpha", "/v1beta1", "/v1"}, "/v1beta/models/MODEL:streamGenerateContent"},
+	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434", []string{"/api"}, "/api/chat"},
 }
 
 // flagHelp is returned after -h printed the usage.
@@ -50,7 +57,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	addr := fs.String("addr", def("OTELITL_PROXY_ADDR", "127.0.0.1:8787"), "listen address, host:port (env OTELITL_PROXY_ADDR); loopback by default")
 	ups := map[string]*string{}
 	for _, p := range protocols {
-		ups[p.name] = fs.String(p.name, getenv(p.env), fmt.Sprintf("%s upstream base URL, e.g. %s (env %s)", p.title, p.example, p.env))
+		ups[p.name] = fs.String(p.name, getenv(p.env), fmt.Sprintf("%s upstream base URL, without %s, e.g. %s (env %s)", p.title, p.versions[0], p.example, p.env))
 	}
 	cert := fs.String("tls-cert", getenv("OTELITL_PROXY_TLS_CERT"), "serve TLS with this PEM certificate (env OTELITL_PROXY_TLS_CERT); needs -tls-key")
 	key := fs.String("tls-key", getenv("OTELITL_PROXY_TLS_KEY"), "the PEM private key of -tls-cert (env OTELITL_PROXY_TLS_KEY)")
@@ -81,6 +88,14 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			return config{}, fmt.Errorf("-%s %q: want the API's base URL with http:// or https:// and a host, without a query, such as %s", p.name, raw, p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
+		for _, v := range p.versions {
+			if strings.HasSuffix(u.Path, v) {
+				fixed := *u
+				fixed.Path = strings.TrimSuffix(u.Path, v)
+				fixed.RawPath = ""
+				return config{}, fmt.Errorf("-%s %q: drop the trailing %s, as in -%s %s: the proxy appends the client's own path, such as %s", p.name, raw, v, p.name, fixed.String(), p.clientPath)
+			}
+		}
 		c.upstream[p.name] = u
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {

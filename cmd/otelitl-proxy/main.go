@@ -7,9 +7,10 @@
 //
 // Requests are routed by path: /v1/messages to the Anthropic upstream, /v1beta/... (and Gemini
 // methods such as :streamGenerateContent) to the Gemini upstream, /api/... to the Ollama upstream,
-// and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>. A request for
-// a protocol without an upstream is answered 502 with the flag to set. Every flag also reads an
-// environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC,
+// and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>: an upstream is
+// given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused. A
+// request for a protocol without an upstream is answered 502 with the flag to set. Every flag also
+// reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC,
 // OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT, OTELITL_PROXY_TLS_KEY); a flag
 // on the command line wins.
 //

@@ -49,6 +49,46 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// An upstream that ends in the version prefix the clients' paths begin with (the base URL as the
+// SDKs take it) is refused at start, with the flag, the value and the URL to give instead: the
+// proxy appends the client's path, and every request would reach /v1/v1/... and 404. A path that
+// is not such a prefix (Groq's /openai) is the upstream's own and kept.
+func TestUpstreamWithVersionPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // in the error; none: accepted
+	}{
+		{[]string{"-openai", "http://127.0.0.1:8000/v1"}, []string{`-openai "http://127.0.0.1:8000/v1"`, "drop the trailing /v1, as in -openai http://127.0.0.1:8000:", "/v1/chat/completions"}},
+		{[]string{"-openai", "https://gw.example/openai/v1/"}, []string{"drop the trailing /v1, as in -openai https://gw.example/openai:"}},
+		{[]string{"-anthropic", "https://api.anthropic.com/v1"}, []string{`-anthropic "https://api.anthropic.com/v1"`, "as in -anthropic https://api.anthropic.com:", "/v1/messages"}},
+		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1beta"}, []string{"drop the trailing /v1beta, as in -gemini https://generativelanguage.googleapis.com:"}},
+		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1"}, []string{"drop the trailing /v1,"}},
+		{[]string{"-gemini", "https://us-central1-aiplatform.googleapis.com/v1beta1"}, []string{"drop the trailing /v1beta1,"}},
+		{[]string{"-ollama", "http://127.0.0.1:11434/api"}, []string{"drop the trailing /api, as in -ollama http://127.0.0.1:11434:", "/api/chat"}},
+		{[]string{"-openai", "https://api.groq.com/openai"}, nil},
+		{[]string{"-openai", "http://127.0.0.1:8000/v10"}, nil},
+		{[]string{"-ollama", "http://gw.example/ollama"}, nil},
+	} {
+		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+		if len(tc.want) == 0 && err != nil {
+			t.Errorf("%v: %v, want it accepted", tc.args, err)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %v, want one with %q", tc.args, err, w)
+			}
+		}
+	}
+	// -h says so.
+	var help strings.Builder
+	_, _ = parseConfig([]string{"-h"}, func(string) string { return "" }, &help)
+	for _, w := range []string{"upstream base URL, without /v1, e.g. https://api.openai.com", "without /v1beta, e.g. https://generativelanguage.googleapis.com", "without /api, e.g. http://127.0.0.1:11434"} {
+		if !strings.Contains(help.String(), w) {
+			t.Errorf("-h does not say %q:\n%s", w, help.String())
+		}
+	}
+}
+
 func TestRoute(t *testing.T) {
 	for path, want := range map[string]string{
 		"/v1/chat/completions": "openai", "/v1/responses": "openai", "/v1/completions": "openai", "/v1/models": "openai",
