@@ -41,6 +41,35 @@ type config struct {
 	addr            string
 	upstream        map[string]*url.URL // by protocol name; a protocol without one is not configured
 	tlsCert, tlsKey string
+	// names holds, by flag, the environment variable its value came from, for the flags not given
+	// on the command line: see name.
+	names map[string]string
+}
+
+// name is how the user gave flag f: -f on the command line, or its environment variable when the
+// value came from there. Errors name it, so that the user looks for the setting where it is.
+func (c config) name(f string) string {
+	if n, ok := c.names[f]; ok {
+		return n
+	}
+	return "-" + f
+}
+
+// setting writes a setting as the user wrote it, with name from config.name: -f "value" or
+// VARIABLE="value".
+func setting(name, value string) string {
+	if strings.HasPrefix(name, "-") {
+		return fmt.Sprintf("%s %q", name, value)
+	}
+	return fmt.Sprintf("%s=%q", name, value)
+}
+
+// assign is setting without quotes, for the value to write instead.
+func assign(name, value string) string {
+	if strings.HasPrefix(name, "-") {
+		return name + " " + value
+	}
+	return name + "=" + value
 }
 
 // parseConfig reads the flags in args, each of which falls back on its environment variable; a
@@ -74,9 +103,20 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q: every setting is a flag, such as -openai %s", fs.Arg(0), protocols[0].example)
 	}
-	c := config{addr: *addr, upstream: map[string]*url.URL{}, tlsCert: *cert, tlsKey: *key}
+	c := config{addr: *addr, upstream: map[string]*url.URL{}, tlsCert: *cert, tlsKey: *key, names: map[string]string{}}
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	envs := map[string]string{"addr": "OTELITL_PROXY_ADDR", "tls-cert": "OTELITL_PROXY_TLS_CERT", "tls-key": "OTELITL_PROXY_TLS_KEY"}
+	for _, p := range protocols {
+		envs[p.name] = p.env
+	}
+	for f, env := range envs {
+		if !onCommandLine[f] && getenv(env) != "" {
+			c.names[f] = env
+		}
+	}
 	if _, port, err := net.SplitHostPort(c.addr); err != nil || port == "" {
-		return config{}, fmt.Errorf("-addr %q: want host:port, such as 127.0.0.1:8787 (or :8787 for every interface)", c.addr)
+		return config{}, fmt.Errorf("%s: want host:port, such as 127.0.0.1:8787 (or :8787 for every interface)", setting(c.name("addr"), c.addr))
 	}
 	for _, p := range protocols {
 		raw := strings.TrimSpace(*ups[p.name])
@@ -85,7 +125,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return config{}, fmt.Errorf("-%s %q: want the API's base URL with http:// or https:// and a host, without a query, such as %s", p.name, raw, p.example)
+			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), raw), p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
 		for _, v := range p.versions {
@@ -93,13 +133,16 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 				fixed := *u
 				fixed.Path = strings.TrimSuffix(u.Path, v)
 				fixed.RawPath = ""
-				return config{}, fmt.Errorf("-%s %q: drop the trailing %s, as in -%s %s: the proxy appends the client's own path, such as %s", p.name, raw, v, p.name, fixed.String(), p.clientPath)
+				return config{}, fmt.Errorf("%s: drop the trailing %s, as in %s: the proxy appends the client's own path, such as %s", setting(c.name(p.name), raw), v, assign(c.name(p.name), fixed.String()), p.clientPath)
 			}
 		}
 		c.upstream[p.name] = u
 	}
-	if (c.tlsCert == "") != (c.tlsKey == "") {
-		return config{}, errors.New("-tls-cert and -tls-key go together: give both to serve TLS, or neither")
+	if c.tlsCert != "" && c.tlsKey == "" {
+		return config{}, fmt.Errorf("%s is set without -tls-key (or OTELITL_PROXY_TLS_KEY): give both to serve TLS, or neither", c.name("tls-cert"))
+	}
+	if c.tlsKey != "" && c.tlsCert == "" {
+		return config{}, fmt.Errorf("%s is set without -tls-cert (or OTELITL_PROXY_TLS_CERT): give both to serve TLS, or neither", c.name("tls-key"))
 	}
 	return c, nil
 }

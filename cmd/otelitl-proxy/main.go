@@ -83,7 +83,7 @@ func run(c config, logger *log.Logger) error {
 
 	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return fmt.Errorf("-addr %s: %w", c.addr, err)
+		return fmt.Errorf("%s: %w", setting(c.name("addr"), c.addr), err)
 	}
 	scheme := "http"
 	if c.tlsCert != "" {
@@ -101,7 +101,7 @@ func run(c config, logger *log.Logger) error {
 	select {
 	case err := <-errc:
 		if c.tlsCert != "" {
-			return fmt.Errorf("serving TLS with -tls-cert %s -tls-key %s: %w", c.tlsCert, c.tlsKey, err)
+			return fmt.Errorf("serving TLS with %s %s: %w", setting(c.name("tls-cert"), c.tlsCert), setting(c.name("tls-key"), c.tlsKey), err)
 		}
 		return err
 	case <-ctx.Done():

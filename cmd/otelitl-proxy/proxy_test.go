@@ -49,6 +49,35 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// An error names the setting as the user gave it: the environment variable when the value came
+// from there, the flag when it was on the command line (which wins over the variable).
+func TestErrorNamesTheSettingGiven(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want []string // in the error; none: accepted
+	}{
+		{map[string]string{"OTELITL_PROXY_OPENAI": "ftp://x"}, nil, []string{`OTELITL_PROXY_OPENAI="ftp://x": want the API's base URL`}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h:8000/v1"}, nil, []string{`OTELITL_PROXY_OPENAI="http://h:8000/v1": drop the trailing /v1, as in OTELITL_PROXY_OPENAI=http://h:8000:`}},
+		{map[string]string{"OTELITL_PROXY_OLLAMA": "127.0.0.1:11434"}, nil, []string{`OTELITL_PROXY_OLLAMA="127.0.0.1:11434"`}},
+		{map[string]string{"OTELITL_PROXY_ADDR": "8787"}, []string{"-openai", "http://h"}, []string{`OTELITL_PROXY_ADDR="8787": want host:port`}},
+		{map[string]string{"OTELITL_PROXY_TLS_CERT": "c.pem"}, []string{"-openai", "http://h"}, []string{"OTELITL_PROXY_TLS_CERT is set without -tls-key (or OTELITL_PROXY_TLS_KEY)"}},
+		{nil, []string{"-tls-key", "k.pem", "-openai", "http://h"}, []string{"-tls-key is set without -tls-cert (or OTELITL_PROXY_TLS_CERT)"}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h"}, []string{"-openai", "ftp://x"}, []string{`-openai "ftp://x": want the API's base URL`}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "ftp://x"}, []string{"-openai", "http://h"}, nil},
+	} {
+		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if len(tc.want) == 0 && err != nil {
+			t.Errorf("env %v, args %v: %v, want it accepted", tc.env, tc.args, err)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("env %v, args %v: error %v, want one with %q", tc.env, tc.args, err, w)
+			}
+		}
+	}
+}
+
 // An upstream that ends in the version prefix the clients' paths begin with (the base URL as the
 // SDKs take it) is refused at start, with the flag, the value and the URL to give instead: the
 // proxy appends the client's path, and every request would reach /v1/v1/... and 404. A path that
