@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -59,10 +60,43 @@ func main() {
 func run(c config, logger *log.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy", logger.Printf)
+	p, err := start(ctx, c, logger)
 	if err != nil {
 		return err
 	}
+	return p.serve(ctx, logger)
+}
+
+// started is the proxy listening and announced, not yet serving.
+type started struct {
+	srv             *http.Server
+	l               net.Listener
+	shutdownTracing func(context.Context) error
+}
+
+// start does what can fail before the proxy announces "listening on": it loads the TLS
+// certificate, sets up the OTLP exporter from the environment and listens. The announcement tells
+// the user (and BenchmarkProxyProcs, which waits for it) that the proxy is up, so a certificate
+// that is missing or does not match its key fails here, naming both files, instead of in
+// ServeTLS just after it.
+func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err error) {
+	var tlsConfig *tls.Config
+	if c.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w: give a PEM certificate and its private key", setting(c.name("tls-cert"), c.tlsCert), setting(c.name("tls-key"), c.tlsKey), err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy", logger.Printf)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = shutdownTracing(context.Background()) // nothing recorded yet: nothing to flush
+		}
+	}()
 	if exporting != "" {
 		logger.Printf("exporting generation spans to %s", exporting)
 	} else {
@@ -80,39 +114,42 @@ func run(c config, logger *log.Logger) error {
 	base.MaxIdleConnsPerHost = 256
 	rt := httpitl.NewTransport(base, httpitl.WithTracerProvider(tp))
 	srv := newServer(c.addr, newHandler(c, rt, logger), logger)
+	srv.TLSConfig = tlsConfig
 
 	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return fmt.Errorf("%s: %w", setting(c.name("addr"), c.addr), err)
+		return nil, fmt.Errorf("%s: %w", setting(c.name("addr"), c.addr), err)
 	}
 	scheme := "http"
-	if c.tlsCert != "" {
+	if tlsConfig != nil {
 		scheme = "https"
 	}
 	logger.Printf("listening on %s://%s; upstreams: %s", scheme, l.Addr(), strings.Join(names, " "))
+	return &started{srv: srv, l: l, shutdownTracing: shutdownTracing}, nil
+}
+
+// serve serves until ctx is done, then waits up to 30 s for open streams and flushes the spans.
+func (p *started) serve(ctx context.Context, logger *log.Logger) error {
 	errc := make(chan error, 1)
 	go func() {
-		if c.tlsCert != "" {
-			errc <- srv.ServeTLS(l, c.tlsCert, c.tlsKey)
+		if p.srv.TLSConfig != nil {
+			errc <- p.srv.ServeTLS(p.l, "", "") // the certificate loaded by start
 		} else {
-			errc <- srv.Serve(l)
+			errc <- p.srv.Serve(p.l)
 		}
 	}()
 	select {
 	case err := <-errc:
-		if c.tlsCert != "" {
-			return fmt.Errorf("serving TLS with %s %s: %w", setting(c.name("tls-cert"), c.tlsCert), setting(c.name("tls-key"), c.tlsKey), err)
-		}
 		return err
 	case <-ctx.Done():
 	}
 	logger.Print("shutting down: waiting for open streams (30 s at most), then flushing spans")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	serr := srv.Shutdown(sctx)
+	serr := p.srv.Shutdown(sctx)
 	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer fcancel()
-	if err := shutdownTracing(fctx); err != nil {
+	if err := p.shutdownTracing(fctx); err != nil {
 		logger.Printf("flushing spans: %v", err)
 	}
 	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {
