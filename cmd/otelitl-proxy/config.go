@@ -144,5 +144,22 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if c.tlsKey != "" && c.tlsCert == "" {
 		return config{}, fmt.Errorf("%s is set without -tls-cert (or OTELITL_PROXY_TLS_CERT): give both to serve TLS, or neither", c.name("tls-key"))
 	}
+	// Without an upstream every API request would be answered 502: refused here, where the user
+	// starting the proxy sees it, instead of at an application's first request.
+	if len(c.upstream) == 0 {
+		var flags, envs []string
+		for _, p := range protocols {
+			flags, envs = append(flags, "-"+p.name), append(envs, p.env)
+		}
+		return config{}, fmt.Errorf("no upstream is configured: set at least one of %s (or %s) to the API's base URL, such as -openai %s", orList(flags), orList(envs), protocols[0].example)
+	}
 	return c, nil
+}
+
+// orList writes a, b, c or d.
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -8,11 +8,11 @@
 // Requests are routed by path: /v1/messages to the Anthropic upstream, /v1beta/... (and Gemini
 // methods such as :streamGenerateContent) to the Gemini upstream, /api/... to the Ollama upstream,
 // and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>: an upstream is
-// given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused. A
-// request for a protocol without an upstream is answered 502 with the flag to set. Every flag also
-// reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC,
-// OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT, OTELITL_PROXY_TLS_KEY); a flag
-// on the command line wins.
+// given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused. At
+// least one upstream is needed; a request for a protocol without one is answered 502 with the flag
+// to set. Every flag also reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI,
+// OTELITL_PROXY_ANTHROPIC, OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT,
+// OTELITL_PROXY_TLS_KEY); a flag on the command line wins, and errors name the one given.
 //
 // Authorization headers (Authorization, x-api-key, x-goog-api-key, api-key) are passed through to
 // the upstream and never recorded or logged. Each event is flushed to the client as soon as it is
@@ -101,9 +101,6 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 		logger.Printf("exporting generation spans to %s", exporting)
 	} else {
 		logger.Print("not exporting spans: no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
-	}
-	if len(c.upstream) == 0 {
-		logger.Print("no upstream is configured: every API request will be answered 502 (set -openai, -anthropic, -gemini or -ollama)")
 	}
 	var names []string
 	for name, u := range c.upstream {

@@ -41,6 +41,10 @@ func TestParseConfig(t *testing.T) {
 		{[]string{"-tls-cert", "c.pem"}, "-tls-key"},
 		{[]string{"-nope"}, "nope"},
 		{[]string{"stray"}, "unexpected argument"},
+		// The proxy forwards only: without an upstream it would answer every request 502.
+		{nil, "no upstream is configured: set at least one of -openai, -anthropic, -gemini or -ollama (or OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC, OTELITL_PROXY_GEMINI or OTELITL_PROXY_OLLAMA) to the API's base URL, such as -openai https://api.openai.com"},
+		{[]string{"-openai", " "}, "no upstream is configured"},
+		{[]string{"-addr", ":9000"}, "no upstream is configured"},
 	} {
 		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
