@@ -17,13 +17,20 @@ type protocol struct {
 	env     string
 	title   string
 	example string
+	// versions are the prefixes the clients' own paths begin with, which the proxy appends to the
+	// upstream base URL as they are: an upstream that ends in one (the base URL as the SDKs take
+	// it, https://api.openai.com/v1) would get it twice, /v1/v1/chat/completions, and answer 404.
+	versions   []string
+	clientPath string // one such path, for the error
 }
 
 var protocols = []protocol{
-	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com"},
-	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com"},
-	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com"},
-	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434"},
+	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com", []string{"/v1"}, "/v1/chat/completions"},
+	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com", []string{"/v1"}, "/v1/messages"},
+	// Gemini methods are routed whatever their version: /v1/models/m:generateContent, Vertex AI's
+	// /v1beta1/projects/....
+	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com", []string{"/v1beta", "/v1alpha", "/v1beta1", "/v1"}, "/v1beta/models/MODEL:streamGenerateContent"},
+	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434", []string{"/api"}, "/api/chat"},
 }
 
 // flagHelp is returned after -h printed the usage.
@@ -34,6 +41,35 @@ type config struct {
 	addr            string
 	upstream        map[string]*url.URL // by protocol name; a protocol without one is not configured
 	tlsCert, tlsKey string
+	// names holds, by flag, the environment variable its value came from, for the flags not given
+	// on the command line: see name.
+	names map[string]string
+}
+
+// name is how the user gave flag f: -f on the command line, or its environment variable when the
+// value came from there. Errors name it, so that the user looks for the setting where it is.
+func (c config) name(f string) string {
+	if n, ok := c.names[f]; ok {
+		return n
+	}
+	return "-" + f
+}
+
+// setting writes a setting as the user wrote it, with name from config.name: -f "value" or
+// VARIABLE="value".
+func setting(name, value string) string {
+	if strings.HasPrefix(name, "-") {
+		return fmt.Sprintf("%s %q", name, value)
+	}
+	return fmt.Sprintf("%s=%q", name, value)
+}
+
+// assign is setting without quotes, for the value to write instead.
+func assign(name, value string) string {
+	if strings.HasPrefix(name, "-") {
+		return name + " " + value
+	}
+	return name + "=" + value
 }
 
 // parseConfig reads the flags in args, each of which falls back on its environment variable; a
@@ -50,7 +86,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	addr := fs.String("addr", def("OTELITL_PROXY_ADDR", "127.0.0.1:8787"), "listen address, host:port (env OTELITL_PROXY_ADDR); loopback by default")
 	ups := map[string]*string{}
 	for _, p := range protocols {
-		ups[p.name] = fs.String(p.name, getenv(p.env), fmt.Sprintf("%s upstream base URL, e.g. %s (env %s)", p.title, p.example, p.env))
+		ups[p.name] = fs.String(p.name, getenv(p.env), fmt.Sprintf("%s upstream base URL, without %s, e.g. %s (env %s)", p.title, p.versions[0], p.example, p.env))
 	}
 	cert := fs.String("tls-cert", getenv("OTELITL_PROXY_TLS_CERT"), "serve TLS with this PEM certificate (env OTELITL_PROXY_TLS_CERT); needs -tls-key")
 	key := fs.String("tls-key", getenv("OTELITL_PROXY_TLS_KEY"), "the PEM private key of -tls-cert (env OTELITL_PROXY_TLS_KEY)")
@@ -67,9 +103,20 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q: every setting is a flag, such as -openai %s", fs.Arg(0), protocols[0].example)
 	}
-	c := config{addr: *addr, upstream: map[string]*url.URL{}, tlsCert: *cert, tlsKey: *key}
+	c := config{addr: *addr, upstream: map[string]*url.URL{}, tlsCert: *cert, tlsKey: *key, names: map[string]string{}}
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	envs := map[string]string{"addr": "OTELITL_PROXY_ADDR", "tls-cert": "OTELITL_PROXY_TLS_CERT", "tls-key": "OTELITL_PROXY_TLS_KEY"}
+	for _, p := range protocols {
+		envs[p.name] = p.env
+	}
+	for f, env := range envs {
+		if !onCommandLine[f] && getenv(env) != "" {
+			c.names[f] = env
+		}
+	}
 	if _, port, err := net.SplitHostPort(c.addr); err != nil || port == "" {
-		return config{}, fmt.Errorf("-addr %q: want host:port, such as 127.0.0.1:8787 (or :8787 for every interface)", c.addr)
+		return config{}, fmt.Errorf("%s: want host:port, such as 127.0.0.1:8787 (or :8787 for every interface)", setting(c.name("addr"), c.addr))
 	}
 	for _, p := range protocols {
 		raw := strings.TrimSpace(*ups[p.name])
@@ -78,13 +125,41 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return config{}, fmt.Errorf("-%s %q: want the API's base URL with http:// or https:// and a host, without a query, such as %s", p.name, raw, p.example)
+			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), raw), p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
+		for _, v := range p.versions {
+			if strings.HasSuffix(u.Path, v) {
+				fixed := *u
+				fixed.Path = strings.TrimSuffix(u.Path, v)
+				fixed.RawPath = ""
+				return config{}, fmt.Errorf("%s: drop the trailing %s, as in %s: the proxy appends the client's own path, such as %s", setting(c.name(p.name), raw), v, assign(c.name(p.name), fixed.String()), p.clientPath)
+			}
+		}
 		c.upstream[p.name] = u
 	}
-	if (c.tlsCert == "") != (c.tlsKey == "") {
-		return config{}, errors.New("-tls-cert and -tls-key go together: give both to serve TLS, or neither")
+	if c.tlsCert != "" && c.tlsKey == "" {
+		return config{}, fmt.Errorf("%s is set without -tls-key (or OTELITL_PROXY_TLS_KEY): give both to serve TLS, or neither", c.name("tls-cert"))
+	}
+	if c.tlsKey != "" && c.tlsCert == "" {
+		return config{}, fmt.Errorf("%s is set without -tls-cert (or OTELITL_PROXY_TLS_CERT): give both to serve TLS, or neither", c.name("tls-key"))
+	}
+	// Without an upstream every API request would be answered 502: refused here, where the user
+	// starting the proxy sees it, instead of at an application's first request.
+	if len(c.upstream) == 0 {
+		var flags, envs []string
+		for _, p := range protocols {
+			flags, envs = append(flags, "-"+p.name), append(envs, p.env)
+		}
+		return config{}, fmt.Errorf("no upstream is configured: set at least one of %s (or %s) to the API's base URL, such as -openai %s", orList(flags), orList(envs), protocols[0].example)
 	}
 	return c, nil
+}
+
+// orList writes a, b, c or d.
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -7,11 +7,12 @@
 //
 // Requests are routed by path: /v1/messages to the Anthropic upstream, /v1beta/... (and Gemini
 // methods such as :streamGenerateContent) to the Gemini upstream, /api/... to the Ollama upstream,
-// and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>. A request for
-// a protocol without an upstream is answered 502 with the flag to set. Every flag also reads an
-// environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC,
-// OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT, OTELITL_PROXY_TLS_KEY); a flag
-// on the command line wins.
+// and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>: an upstream is
+// given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused. At
+// least one upstream is needed; a request for a protocol without one is answered 502 with the flag
+// to set. Every flag also reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI,
+// OTELITL_PROXY_ANTHROPIC, OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT,
+// OTELITL_PROXY_TLS_KEY); a flag on the command line wins, and errors name the one given.
 //
 // Authorization headers (Authorization, x-api-key, x-goog-api-key, api-key) are passed through to
 // the upstream and never recorded or logged. Each event is flushed to the client as soon as it is
@@ -24,6 +25,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -58,17 +60,47 @@ func main() {
 func run(c config, logger *log.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy", logger.Printf)
+	p, err := start(ctx, c, logger)
 	if err != nil {
 		return err
 	}
+	return p.serve(ctx, logger)
+}
+
+// started is the proxy listening and announced, not yet serving.
+type started struct {
+	srv             *http.Server
+	l               net.Listener
+	shutdownTracing func(context.Context) error
+}
+
+// start does what can fail before the proxy announces "listening on": it loads the TLS
+// certificate, sets up the OTLP exporter from the environment and listens. The announcement tells
+// the user (and BenchmarkProxyProcs, which waits for it) that the proxy is up, so a certificate
+// that is missing or does not match its key fails here, naming both files, instead of in
+// ServeTLS just after it.
+func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err error) {
+	var tlsConfig *tls.Config
+	if c.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w: give a PEM certificate and its private key", setting(c.name("tls-cert"), c.tlsCert), setting(c.name("tls-key"), c.tlsKey), err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	tp, shutdownTracing, exporting, err := otlpenv.Tracing(ctx, "otelitl-proxy", logger.Printf)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = shutdownTracing(context.Background()) // nothing recorded yet: nothing to flush
+		}
+	}()
 	if exporting != "" {
 		logger.Printf("exporting generation spans to %s", exporting)
 	} else {
 		logger.Print("not exporting spans: no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
-	}
-	if len(c.upstream) == 0 {
-		logger.Print("no upstream is configured: every API request will be answered 502 (set -openai, -anthropic, -gemini or -ollama)")
 	}
 	var names []string
 	for name, u := range c.upstream {
@@ -79,39 +111,42 @@ func run(c config, logger *log.Logger) error {
 	base.MaxIdleConnsPerHost = 256
 	rt := httpitl.NewTransport(base, httpitl.WithTracerProvider(tp))
 	srv := newServer(c.addr, newHandler(c, rt, logger), logger)
+	srv.TLSConfig = tlsConfig
 
 	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return fmt.Errorf("-addr %s: %w", c.addr, err)
+		return nil, fmt.Errorf("%s: %w", setting(c.name("addr"), c.addr), err)
 	}
 	scheme := "http"
-	if c.tlsCert != "" {
+	if tlsConfig != nil {
 		scheme = "https"
 	}
 	logger.Printf("listening on %s://%s; upstreams: %s", scheme, l.Addr(), strings.Join(names, " "))
+	return &started{srv: srv, l: l, shutdownTracing: shutdownTracing}, nil
+}
+
+// serve serves until ctx is done, then waits up to 30 s for open streams and flushes the spans.
+func (p *started) serve(ctx context.Context, logger *log.Logger) error {
 	errc := make(chan error, 1)
 	go func() {
-		if c.tlsCert != "" {
-			errc <- srv.ServeTLS(l, c.tlsCert, c.tlsKey)
+		if p.srv.TLSConfig != nil {
+			errc <- p.srv.ServeTLS(p.l, "", "") // the certificate loaded by start
 		} else {
-			errc <- srv.Serve(l)
+			errc <- p.srv.Serve(p.l)
 		}
 	}()
 	select {
 	case err := <-errc:
-		if c.tlsCert != "" {
-			return fmt.Errorf("serving TLS with -tls-cert %s -tls-key %s: %w", c.tlsCert, c.tlsKey, err)
-		}
 		return err
 	case <-ctx.Done():
 	}
 	logger.Print("shutting down: waiting for open streams (30 s at most), then flushing spans")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	serr := srv.Shutdown(sctx)
+	serr := p.srv.Shutdown(sctx)
 	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer fcancel()
-	if err := shutdownTracing(fctx); err != nil {
+	if err := p.shutdownTracing(fctx); err != nil {
 		logger.Printf("flushing spans: %v", err)
 	}
 	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {

@@ -41,10 +41,83 @@ func TestParseConfig(t *testing.T) {
 		{[]string{"-tls-cert", "c.pem"}, "-tls-key"},
 		{[]string{"-nope"}, "nope"},
 		{[]string{"stray"}, "unexpected argument"},
+		// The proxy forwards only: without an upstream it would answer every request 502.
+		{nil, "no upstream is configured: set at least one of -openai, -anthropic, -gemini or -ollama (or OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC, OTELITL_PROXY_GEMINI or OTELITL_PROXY_OLLAMA) to the API's base URL, such as -openai https://api.openai.com"},
+		{[]string{"-openai", " "}, "no upstream is configured"},
+		{[]string{"-addr", ":9000"}, "no upstream is configured"},
 	} {
 		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one naming %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// An error names the setting as the user gave it: the environment variable when the value came
+// from there, the flag when it was on the command line (which wins over the variable).
+func TestErrorNamesTheSettingGiven(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want []string // in the error; none: accepted
+	}{
+		{map[string]string{"OTELITL_PROXY_OPENAI": "ftp://x"}, nil, []string{`OTELITL_PROXY_OPENAI="ftp://x": want the API's base URL`}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h:8000/v1"}, nil, []string{`OTELITL_PROXY_OPENAI="http://h:8000/v1": drop the trailing /v1, as in OTELITL_PROXY_OPENAI=http://h:8000:`}},
+		{map[string]string{"OTELITL_PROXY_OLLAMA": "127.0.0.1:11434"}, nil, []string{`OTELITL_PROXY_OLLAMA="127.0.0.1:11434"`}},
+		{map[string]string{"OTELITL_PROXY_ADDR": "8787"}, []string{"-openai", "http://h"}, []string{`OTELITL_PROXY_ADDR="8787": want host:port`}},
+		{map[string]string{"OTELITL_PROXY_TLS_CERT": "c.pem"}, []string{"-openai", "http://h"}, []string{"OTELITL_PROXY_TLS_CERT is set without -tls-key (or OTELITL_PROXY_TLS_KEY)"}},
+		{nil, []string{"-tls-key", "k.pem", "-openai", "http://h"}, []string{"-tls-key is set without -tls-cert (or OTELITL_PROXY_TLS_CERT)"}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h"}, []string{"-openai", "ftp://x"}, []string{`-openai "ftp://x": want the API's base URL`}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "ftp://x"}, []string{"-openai", "http://h"}, nil},
+	} {
+		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if len(tc.want) == 0 && err != nil {
+			t.Errorf("env %v, args %v: %v, want it accepted", tc.env, tc.args, err)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("env %v, args %v: error %v, want one with %q", tc.env, tc.args, err, w)
+			}
+		}
+	}
+}
+
+// An upstream that ends in the version prefix the clients' paths begin with (the base URL as the
+// SDKs take it) is refused at start, with the flag, the value and the URL to give instead: the
+// proxy appends the client's path, and every request would reach /v1/v1/... and 404. A path that
+// is not such a prefix (Groq's /openai) is the upstream's own and kept.
+func TestUpstreamWithVersionPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // in the error; none: accepted
+	}{
+		{[]string{"-openai", "http://127.0.0.1:8000/v1"}, []string{`-openai "http://127.0.0.1:8000/v1"`, "drop the trailing /v1, as in -openai http://127.0.0.1:8000:", "/v1/chat/completions"}},
+		{[]string{"-openai", "https://gw.example/openai/v1/"}, []string{"drop the trailing /v1, as in -openai https://gw.example/openai:"}},
+		{[]string{"-anthropic", "https://api.anthropic.com/v1"}, []string{`-anthropic "https://api.anthropic.com/v1"`, "as in -anthropic https://api.anthropic.com:", "/v1/messages"}},
+		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1beta"}, []string{"drop the trailing /v1beta, as in -gemini https://generativelanguage.googleapis.com:"}},
+		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1"}, []string{"drop the trailing /v1,"}},
+		{[]string{"-gemini", "https://us-central1-aiplatform.googleapis.com/v1beta1"}, []string{"drop the trailing /v1beta1,"}},
+		{[]string{"-ollama", "http://127.0.0.1:11434/api"}, []string{"drop the trailing /api, as in -ollama http://127.0.0.1:11434:", "/api/chat"}},
+		{[]string{"-openai", "https://api.groq.com/openai"}, nil},
+		{[]string{"-openai", "http://127.0.0.1:8000/v10"}, nil},
+		{[]string{"-ollama", "http://gw.example/ollama"}, nil},
+	} {
+		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+		if len(tc.want) == 0 && err != nil {
+			t.Errorf("%v: %v, want it accepted", tc.args, err)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %v, want one with %q", tc.args, err, w)
+			}
+		}
+	}
+	// -h says so.
+	var help strings.Builder
+	_, _ = parseConfig([]string{"-h"}, func(string) string { return "" }, &help)
+	for _, w := range []string{"upstream base URL, without /v1, e.g. https://api.openai.com", "without /v1beta, e.g. https://generativelanguage.googleapis.com", "without /api, e.g. http://127.0.0.1:11434"} {
+		if !strings.Contains(help.String(), w) {
+			t.Errorf("-h does not say %q:\n%s", w, help.String())
 		}
 	}
 }

@@ -6,8 +6,11 @@ package otlpenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -26,29 +29,41 @@ import (
 // export spans does not try to reach a collector that is not there.
 //
 // The protocol is OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else
-// http/protobuf (the specification's default); grpc and http/protobuf are supported. The exporter
+// http/protobuf (the specification's default); grpc and http/protobuf are supported. An endpoint
+// the exporter cannot use as written (without a scheme, with another scheme than http or https, or
+// without a host) is an error naming the variable it came from, see checkEndpoint. The exporter
 // reads the rest of the variables itself (headers, TLS, timeout, compression). service is the
 // service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another.
 // Tracing also installs the W3C trace-context and baggage propagators. shutdown flushes the spans
-// still batched; desc says where they go ("" when nowhere). An export that fails is reported to
-// logf, with where the spans were going, instead of to the OpenTelemetry global logger, which
-// knows neither the program's log prefix nor the endpoint.
+// still batched; desc says where they go, the URL the exporter sends them to and the protocol (""
+// when nowhere). An export that fails is reported to logf, with where the spans were going,
+// instead of to the OpenTelemetry global logger, which knows neither the program's log prefix nor
+// the endpoint.
 func Tracing(ctx context.Context, service string, logf func(format string, args ...any)) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
-	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	// The exporters trim the variables, and take the traces one when both are set.
+	endpointVar := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	endpoint := strings.TrimSpace(os.Getenv(endpointVar))
 	if endpoint == "" {
-		endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		endpoint = strings.TrimSpace(os.Getenv(endpointVar))
 	}
 	if endpoint == "" {
 		return noop.NewTracerProvider(), func(context.Context) error { return nil }, "", nil
 	}
 	protoVar := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
-	proto := os.Getenv(protoVar)
+	proto := strings.TrimSpace(os.Getenv(protoVar))
 	if proto == "" {
 		protoVar = "OTEL_EXPORTER_OTLP_PROTOCOL"
-		proto = os.Getenv(protoVar)
+		proto = strings.TrimSpace(os.Getenv(protoVar))
 	}
 	if proto == "" {
 		proto = "http/protobuf"
+	}
+	if proto != "grpc" && proto != "http/protobuf" {
+		return nil, nil, "", fmt.Errorf("%s=%q: use grpc or http/protobuf (http/json is not supported)", protoVar, proto)
+	}
+	if err := checkEndpoint(endpointVar, endpoint, proto); err != nil {
+		return nil, nil, "", err
 	}
 	// service is the default: OTEL_RESOURCE_ATTRIBUTES' service.name overrides it, and
 	// OTEL_SERVICE_NAME overrides both (later detectors win). Not resource.Default(): it reads the
@@ -59,20 +74,83 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 		return nil, nil, "", fmt.Errorf("%w: write OTEL_RESOURCE_ATTRIBUTES as key1=value1,key2=value2, with values percent-encoded", err)
 	}
 	var exp sdktrace.SpanExporter
-	switch strings.TrimSpace(proto) {
-	case "grpc":
+	if proto == "grpc" {
 		exp, err = otlptracegrpc.New(ctx)
-	case "http/protobuf":
+	} else {
 		exp, err = otlptracehttp.New(ctx)
-	default:
-		return nil, nil, "", fmt.Errorf("%s=%q: use grpc or http/protobuf (http/json is not supported)", protoVar, proto)
 	}
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter to %s: %w", endpoint, err)
 	}
-	desc = fmt.Sprintf("%s (%s)", endpoint, strings.TrimSpace(proto))
+	desc = fmt.Sprintf("%s (%s)", exportURL(endpointVar, endpoint, proto), proto)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v", desc, err) }))
 	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return p, p.Shutdown, desc, nil
+}
+
+// checkEndpoint refuses an endpoint the exporter would not use as written. The exporter parses it
+// with url.Parse and, when that fails, reports it to the OpenTelemetry global logger only and
+// exports to its default (https://localhost:4318, or localhost:4317 over gRPC) instead: a value
+// without a scheme, such as 127.0.0.1:4318, fails so, and localhost:4318 parses as the scheme
+// "localhost" without a host. The program would have announced an endpoint its spans never reach.
+// Over HTTP the exporter needs http or https and a host; over gRPC it also dials unix sockets
+// (unix:///path), which it hands to gRPC as they are.
+func checkEndpoint(variable, value, proto string) error {
+	u, err := url.Parse(value)
+	grpcUnix := err == nil && u.Scheme == "unix" && proto == "grpc"
+	switch {
+	case err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "":
+		return nil
+	case grpcUnix && (u.Path != "" || u.Opaque != ""):
+		return nil
+	case !strings.Contains(value, "://") && (err != nil || (u.Scheme != "http" && u.Scheme != "https" && !grpcUnix)):
+		hostPort := strings.TrimPrefix(value, "//")
+		return fmt.Errorf("%s=%q has no scheme, which the exporter needs: write it as a URL with its scheme: http://%s (https://%s for TLS)", variable, value, hostPort, hostPort)
+	}
+	port := "4318"
+	schemes := "http:// or https://"
+	if proto == "grpc" {
+		port = "4317"
+		schemes = "http://, https:// or unix://"
+	}
+	switch {
+	case err != nil:
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err // without the value again
+		}
+		return fmt.Errorf("%s=%q: %w: write it as a URL, such as http://127.0.0.1:%s", variable, value, err, port)
+	case grpcUnix:
+		return fmt.Errorf("%s=%q has no socket path: write it as unix:///path/to/socket", variable, value)
+	case u.Scheme != "http" && u.Scheme != "https":
+		example := "http://127.0.0.1:" + port
+		if u.Host != "" {
+			example = "http://" + u.Host + u.Path
+		}
+		return fmt.Errorf("%s=%q: the exporter takes %s over %s: write it as %s (https:// for TLS)", variable, value, schemes, proto, example)
+	}
+	return fmt.Errorf("%s=%q has no host: write it as %s://HOST:PORT, such as %s://127.0.0.1:%s", variable, value, u.Scheme, u.Scheme, port)
+}
+
+// exportURL is where the exporter sends spans, worked out from the endpoint as the exporter works
+// it out, so that the program announces the URL its spans go to: over HTTP,
+// OTEL_EXPORTER_OTLP_ENDPOINT is a base URL the exporter appends /v1/traces to, while
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is taken as it is (/ without a path). An endpoint given with
+// the signal's path in the generic variable (…/v1/traces/v1/traces) shows here. Over gRPC the
+// exporter dials the host, and a unix socket as it is. endpoint has passed checkEndpoint.
+func exportURL(variable, endpoint, proto string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme == "unix" {
+		return endpoint
+	}
+	to := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	switch {
+	case proto == "grpc":
+		to.Path = ""
+	case variable == "OTEL_EXPORTER_OTLP_ENDPOINT":
+		to.Path = path.Join("/", u.Path, "v1/traces")
+	case to.Path == "":
+		to.Path = "/"
+	}
+	return to.String()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -22,17 +23,79 @@ func unset(t *testing.T) {
 	}
 }
 
+// Without an endpoint nothing is exported; an endpoint of spaces is none, as the exporters read it.
 func TestNoEndpointNoExport(t *testing.T) {
-	unset(t)
-	tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
-	if err != nil {
-		t.Fatal(err)
+	for _, blank := range []string{"", " "} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", blank)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", blank)
+		tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := tp.(noop.TracerProvider); !ok || desc != "" {
+			t.Fatalf("endpoints %q: got %T, %q; want a no-op provider and no destination", blank, tp, desc)
+		}
+		if err := shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, ok := tp.(noop.TracerProvider); !ok || desc != "" {
-		t.Fatalf("got %T, %q; want a no-op provider and no destination", tp, desc)
+}
+
+// An endpoint the exporter cannot use as written fails at start, naming the variable it was read
+// from, the value and how to write it: the exporter would drop it, or take localhost:4318 for a
+// scheme and no host, and export elsewhere or nowhere while the program announced this endpoint.
+// When both variables are set, the traces one is what the exporter reads.
+func TestUnusableEndpoint(t *testing.T) {
+	for _, c := range []struct {
+		traces, generic, proto string
+		want                   []string // in the error
+	}{
+		{"", "127.0.0.1:9999", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:9999"`, "write it as a URL with its scheme: http://127.0.0.1:9999"}},
+		{"localhost:4318", "", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="localhost:4318"`, "http://localhost:4318"}},
+		{"127.0.0.1:4318", "http://127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4318"`, "http://127.0.0.1:4318"}},
+		{"", "127.0.0.1:4317", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4317"`, "http://127.0.0.1:4317"}},
+		{"", "ftp://collector:4318", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="ftp://collector:4318"`, "http:// or https://", "http://collector:4318"}},
+		{"", "unix:///tmp/otlp.sock", "http/protobuf", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="unix:///tmp/otlp.sock"`, "http:// or https://"}},
+		{"", "unix://", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="unix://"`, "unix:///path/to/socket"}},
+		{"http://[::1:4318", "", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://[::1:4318"`, "missing ']'", "write it as a URL"}},
+		{"", "http:127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="http:127.0.0.1:4318"`, "no host"}},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.generic)
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.proto)
+		_, _, _, err := Tracing(context.Background(), "svc", ignore)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("traces %q, generic %q, protocol %q: got %v, want an error with %q", c.traces, c.generic, c.proto, err, w)
+			}
+		}
 	}
-	if err := shutdown(context.Background()); err != nil {
-		t.Fatal(err)
+}
+
+// What the exporters take is accepted: the value trimmed of spaces, a unix socket over gRPC, and a
+// generic endpoint they do not read because the traces one is set.
+func TestUsableEndpoint(t *testing.T) {
+	for _, c := range []struct{ traces, generic, proto string }{
+		{"", " http://127.0.0.1:4318 ", ""},
+		{"https://collector.example:4318/otlp/v1/traces", "", ""},
+		{"", "http://127.0.0.1:4317", "grpc"},
+		{"", "unix:///tmp/otlp.sock", "grpc"},
+		{"http://127.0.0.1:4318", "127.0.0.1:4318", ""},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.generic)
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.proto)
+		_, shutdown, _, err := Tracing(context.Background(), "svc", ignore)
+		if err != nil {
+			t.Errorf("traces %q, generic %q, protocol %q: %v", c.traces, c.generic, c.proto, err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = shutdown(ctx) // nothing was recorded: nothing to send
+		cancel()
 	}
 }
 
@@ -103,7 +166,7 @@ func TestExportsOverHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if desc != srv.URL+" (http/protobuf)" {
+		if desc != srv.URL+"/v1/traces (http/protobuf)" {
 			t.Errorf("desc %q", desc)
 		}
 		_, span := tp.Tracer("test").Start(context.Background(), "generation")
@@ -114,6 +177,63 @@ func TestExportsOverHTTP(t *testing.T) {
 		srv.Close()
 		if len(got) != 1 || got[0] != c.want+"/generation" {
 			t.Errorf("OTEL_SERVICE_NAME=%q OTEL_RESOURCE_ATTRIBUTES=%q: the collector received %v, want [%s/generation]", c.envName, c.envAttrs, got, c.want)
+		}
+	}
+}
+
+// desc is the URL the exporter sends spans to: the generic variable is a base URL the exporter
+// appends /v1/traces to, the traces one a URL it takes as it is, and it wins when both are set.
+func TestDescIsWhereSpansGo(t *testing.T) {
+	paths := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		paths <- r.URL.Path
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer srv.Close()
+	for _, c := range []struct{ traces, generic, want string }{
+		{"", srv.URL, "/v1/traces"},
+		{"", srv.URL + "/otlp/", "/otlp/v1/traces"},
+		{"", srv.URL + "/v1/traces", "/v1/traces/v1/traces"}, // a common mistake, visible in the log
+		{srv.URL + "/custom", "", "/custom"},
+		{srv.URL, "", "/"},
+		{srv.URL + "/t", srv.URL + "/g", "/t"},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.generic)
+		tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tp.Tracer("test").Start(context.Background(), "generation")
+		span.End()
+		if err := shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		select {
+		case got = <-paths:
+		default:
+			t.Fatalf("traces %q, generic %q: nothing was exported", c.traces, c.generic)
+		}
+		if got != c.want || desc != srv.URL+got+" (http/protobuf)" {
+			t.Errorf("traces %q, generic %q: the spans went to %s, desc %q; want %s and a desc naming it", c.traces, c.generic, got, desc, c.want)
+		}
+	}
+}
+
+// Over gRPC the exporter dials the endpoint's host (or the unix socket), whatever its path.
+func TestExportURLOverGRPC(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"http://127.0.0.1:4317":        "http://127.0.0.1:4317",
+		"https://collector:4317/otlp/": "https://collector:4317",
+		"unix:///tmp/otlp.sock":        "unix:///tmp/otlp.sock",
+	} {
+		for _, variable := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+			if got := exportURL(variable, endpoint, "grpc"); got != want {
+				t.Errorf("%s=%s: %s, want %s", variable, endpoint, got, want)
+			}
 		}
 	}
 }
@@ -142,7 +262,7 @@ func TestExportErrorLogged(t *testing.T) {
 	_ = shutdown(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
-	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+" (http/protobuf): ") {
+	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+"/v1/traces (http/protobuf): ") {
 		t.Fatalf("logged %q, want the failed export, naming the endpoint", logged)
 	}
 }

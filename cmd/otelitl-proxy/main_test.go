@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// noOTLP clears the OTLP variables start reads, for the test.
+func noOTLP(t *testing.T) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		t.Setenv(k, "")
+	}
+}
+
+// What is wrong at start fails before "listening on", which says the proxy is up, with an error
+// naming the setting as the user gave it and the value.
+func TestStartFailsBeforeListening(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	up, _ := url.Parse("http://127.0.0.1:1")
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "missing.pem"), filepath.Join(dir, "missing-key.pem")
+	for _, tc := range []struct {
+		name  string
+		c     config
+		otlp  string // OTEL_EXPORTER_OTLP_ENDPOINT
+		wants []string
+	}{
+		{"missing certificate", config{addr: "127.0.0.1:0", tlsCert: cert, tlsKey: key},
+			"", []string{`-tls-cert "` + cert + `" -tls-key "` + key + `"`, "no such file", "give a PEM certificate and its private key"}},
+		{"missing certificate from the environment", config{addr: "127.0.0.1:0", tlsCert: cert, tlsKey: key, names: map[string]string{"tls-cert": "OTELITL_PROXY_TLS_CERT", "tls-key": "OTELITL_PROXY_TLS_KEY"}},
+			"", []string{`OTELITL_PROXY_TLS_CERT="` + cert + `" OTELITL_PROXY_TLS_KEY="` + key + `"`}},
+		{"OTLP endpoint without a scheme", config{addr: "127.0.0.1:0"},
+			"127.0.0.1:9999", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:9999"`, "http://127.0.0.1:9999"}},
+		{"address in use, from the environment", config{addr: busy.Addr().String(), names: map[string]string{"addr": "OTELITL_PROXY_ADDR"}},
+			"", []string{`OTELITL_PROXY_ADDR="` + busy.Addr().String() + `"`}},
+	} {
+		noOTLP(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.otlp)
+		tc.c.upstream = map[string]*url.URL{"openai": up}
+		var logs strings.Builder
+		p, err := start(context.Background(), tc.c, log.New(&logs, "", 0))
+		if err == nil {
+			_ = p.l.Close()
+			_ = p.shutdownTracing(context.Background())
+			t.Errorf("%s: started", tc.name)
+			continue
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want one with %q", tc.name, err, w)
+			}
+		}
+		if strings.Contains(logs.String(), "listening on") {
+			t.Errorf("%s: announced before failing:\n%s", tc.name, logs.String())
+		}
+	}
+}
+
+// With a certificate and its key the proxy announces https and serves TLS with them.
+func TestStartServesTLS(t *testing.T) {
+	noOTLP(t)
+	cert, key := writeCert(t)
+	up, _ := url.Parse("http://127.0.0.1:1")
+	var logs strings.Builder
+	p, err := start(context.Background(), config{addr: "127.0.0.1:0", tlsCert: cert, tlsKey: key, upstream: map[string]*url.URL{"openai": up}}, log.New(&logs, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "listening on https://" + p.l.Addr().String() + ";"; !strings.Contains(logs.String(), want) {
+		t.Errorf("logged %q, want %q", logs.String(), want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.serve(ctx, log.New(io.Discard, "", 0)) }()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	res, err := client.Get("https://" + p.l.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.TLS == nil {
+		t.Errorf("healthz over TLS: %d, TLS %v", res.StatusCode, res.TLS != nil)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and its key as PEM files.
+func writeCert(t *testing.T) (certFile, keyFile string) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
