@@ -433,38 +433,63 @@ func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int
 // tokenEvents goes on from event k, the first that carries attributes, where plainEvents stopped,
 // with the statistics of the gaps before it: it reads each event's offset and token count (1 for
 // an event that carries none) and counts the gaps, and reports false at an event of another name
-// or a token count that is not valid. toks is empty; it holds a count for every event once one
-// carries a count.
+// or a token count that is not valid. toks is empty; once an event carries a count, it holds a
+// count for every event.
+//
+// Only an event that carries attributes has a count to look up. The events between two such, most
+// of a reply even when a server decodes speculatively, take an inner loop as short as
+// plainEvents's: the counts start as 1 for every event, when the first count turns up, and an
+// event without attributes leaves its 1 alone.
 func (d *Decoder) tokenEvents(evs ptrace.SpanEventSlice, offs []int64, k int, start int64, gaps timeline.GapStats,
 	toks []int64) (timeline.GapStats, []int64, bool, bool) {
 	name, th, hasTokens := d.names[0], int64(d.stall), false
 	isDefault := name == itlconv.ChunkEventName // compared as a constant (see plainEvents)
-	for i := k; i < len(offs); i++ {
+	n, prev := len(offs), int64(0)
+	if k > 0 {
+		prev = offs[k-1]
+	}
+	for i := k; i < n; {
+		// Event i carries attributes, and its name was checked where the last loop stopped at it.
 		ev := evs.At(i)
 		off := int64(ev.Timestamp()) - start
 		offs[i] = off
-		if evName := ev.Name(); !(isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name) {
+		if i > 0 {
+			gaps = gaps.Add(off-prev, th)
+		}
+		prev = off
+		tok, carries, why := chunkTokens(ev)
+		if why != ReasonNone {
 			return gaps, toks, false, false
 		}
-		if i > 0 {
-			gaps = gaps.Add(off-offs[i-1], th)
-		}
-		tok := int64(1)
-		if ev.Attributes().Len() != 0 {
-			var carries bool
-			var why Reason
-			if tok, carries, why = chunkTokens(ev); why != ReasonNone {
-				return gaps, toks, false, false
-			}
-			if carries && !hasTokens {
-				hasTokens, toks = true, firstCounts(toks, i, len(offs))
-			}
+		if carries && !hasTokens {
+			hasTokens, toks = true, ones(toks, n)
 		}
 		if hasTokens {
-			toks = append(toks, tok)
+			toks[i] = tok
+		}
+		for i++; i < n; i++ {
+			ev := evs.At(i)
+			off := int64(ev.Timestamp()) - start
+			offs[i] = off
+			if evName := ev.Name(); !(isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name) {
+				return gaps, toks, false, false
+			}
+			if ev.Attributes().Len() != 0 {
+				break
+			}
+			gaps, prev = gaps.Add(off-prev, th), off
 		}
 	}
 	return gaps, toks, hasTokens, true
+}
+
+// ones returns toks grown to n counts of 1.
+func ones(toks []int64, n int) []int64 {
+	toks = slices.Grow(toks[:0], n)[:n]
+	for i := range toks {
+		toks[i] = 1
+	}
+	return toks
 }
 
 // inSpan reports whether every offset lies within the span, from 0 to length (the span must not
