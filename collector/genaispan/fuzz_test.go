@@ -107,16 +107,23 @@ func FuzzDecode(f *testing.F) {
 	// the last arrival within the span, those between far outside it.
 	f.Add(int64(1_800_000_000_000_000_000), int64(2e9), []byte{6, 0, 0, 6, 0, 0, 11, 0, 0x10, 6, 0, 0, 11, 0, 0x20,
 		6, 0, 0, 11, 0, 0x30, 6, 0, 0, 11, 0, 0x40})
+	// A span across 2^63 ns (the year 2262), where an int64 turns negative: its timestamps are
+	// unsigned, and it lasts 2 s.
+	f.Add(int64(math.MaxInt64-1e9), int64(2e9), []byte{6, 100, 0, 7, 200, 0, 8, 0xe8, 0x03, 9, 3, 0})
+	// Any 64 bits are a timestamp: start and dur are their bits, and the end wraps as uint64 does.
 	f.Fuzz(func(t *testing.T, start, dur int64, data []byte) {
-		if start < 0 || dur > math.MaxInt64-start {
-			return // timestamps are unsigned nanoseconds since the epoch
-		}
 		span := spanFrom(start, dur, data)
 		const stall = 20 * time.Millisecond // short, so that both sides of it are reached
 		d := genaispan.New(genaispan.Config{MaxChunks: 1000, StallThreshold: stall})
 		r := d.Read(span, true)
 		if want, ok := compactReason(span, 1000); ok && r.Reason != want {
 			t.Fatalf("compact timeline: reason %q, want %q", r.Reason, want)
+		}
+		// A duration exactly when the timestamps, unsigned, give one within the bound.
+		s, e := span.StartTimestamp(), span.EndTimestamp()
+		wantDur := s != 0 && e >= s && uint64(e-s) <= uint64(itlconv.MaxDuration)
+		if r.HasDuration != wantDur || wantDur && r.Duration != timeline.Seconds(int64(e-s)) {
+			t.Fatalf("start %d, end %d: duration %v (%v), want one: %v", s, e, r.Duration, r.HasDuration, wantDur)
 		}
 		if !r.Valid {
 			if r.Reason == "" || r.Timeline.Len() != 0 || r.Complete || r.Gaps != timeline.NoGaps() {
@@ -129,7 +136,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%d tokens for %d offsets", len(r.Timeline.Tokens), len(offs))
 		}
 		for i, o := range offs {
-			if o < 0 || o > r.End-r.Start || (i > 0 && o < offs[i-1]) {
+			if o < 0 || uint64(o) > uint64(r.End-r.Start) || (i > 0 && o < offs[i-1]) {
 				t.Fatalf("accepted offset %d at %d outside [0, %d] or decreasing", o, i, r.End-r.Start)
 			}
 		}
@@ -162,12 +169,12 @@ func FuzzDecode(f *testing.F) {
 func compactReason(span ptrace.Span, maxChunks int) (genaispan.Reason, bool) {
 	v, ok := span.Attributes().Get(string(itlconv.ChunkOffsetsKey))
 	_, hasTokens := span.Attributes().Get(string(itlconv.ChunkTokensKey))
-	start, end := int64(span.StartTimestamp()), int64(span.EndTimestamp())
+	start, end := uint64(span.StartTimestamp()), uint64(span.EndTimestamp())
 	if !ok || v.Type() != pcommon.ValueTypeSlice || hasTokens || v.Slice().Len() > maxChunks ||
-		start == 0 || end < start || end-start > int64(itlconv.MaxDuration) {
+		start == 0 || end < start || end-start > uint64(itlconv.MaxDuration) {
 		return "", false
 	}
-	limit := (end - start) / 1000
+	limit := int64(end-start) / 1000
 	prev := int64(0)
 	for i := range v.Slice().Len() {
 		e := v.Slice().At(i)
