@@ -8,11 +8,13 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/lightstep/go-expohisto/structure"
 
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/collector/internal/confcheck"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // Dimension is a metric attribute read from each span's attributes, then its resource's. A span
@@ -148,12 +150,31 @@ const (
 // durationKeys are the settings that are durations: each must be written with its unit.
 var durationKeys = []string{"metrics_flush_interval", "metrics_expiration", "stall_threshold"}
 
-// Unmarshal decodes the configuration, refusing a duration written without its unit.
+// wholeKeys are the settings that count something: each must be a whole number.
+var wholeKeys = []string{"max_chunks", "dimension_value_max_length", "aggregation_cardinality_limit",
+	"exemplars::max_per_data_point", "histogram::exponential::max_size"}
+
+// Unmarshal decodes the configuration, refusing a duration written without its unit and a count
+// with a fraction.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := confcheck.Units(conf, durationKeys...); err != nil {
 		return err
 	}
+	if err := confcheck.Whole(conf, wholeKeys...); err != nil {
+		return err
+	}
 	return conf.Unmarshal(c)
+}
+
+// ownAttributes are the attributes the connector puts on its data points itself, with what they
+// say: a dimension of the same name would be overwritten on some points and not others, and a span
+// could make its series look like the overflow series.
+var ownAttributes = map[string]string{
+	string(itlconv.OverflowKey):            "it marks the series of spans past aggregation_cardinality_limit",
+	string(itlconv.CollectorInstanceIDKey): "the replica's id, with add_instance_id",
+	string(semconv.ErrorTypeKey):           "the error of a failed generation, on the duration's points",
+	string(semconv.GenAITokenTypeKey):      "input or output, on the token usage's points",
+	itlconv.TimingKey:                      "the timing source, on otelitl.generations",
 }
 
 // Validate checks the configuration and says how to fix what is wrong.
@@ -165,6 +186,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("dimensions[%d].name: must not be empty", i))
 		} else if seen[d.Name] {
 			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is listed twice; list each dimension once", i, d.Name))
+		} else if why, ok := ownAttributes[d.Name]; ok {
+			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is an attribute the connector sets itself (%s); remove it from dimensions", i, d.Name, why))
 		}
 		seen[d.Name] = true
 	}
@@ -178,7 +201,10 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, confcheck.Between("dimension_value_max_length", c.DimensionValueMaxLength, minValueMaxLength, maxValueMaxLength, defaultValueMaxLength))
 	if m := c.Histogram.Exponential.MaxSize; m != 0 {
-		errs = append(errs, confcheck.Between("histogram.exponential.max_size", m, int(structure.MinSize), int(structure.MaximumMaxSize), int(structure.DefaultMaxSize)))
+		if m < int(structure.MinSize) || m > int(structure.MaximumMaxSize) {
+			errs = append(errs, fmt.Errorf("histogram.exponential.max_size: %d is outside [%d, %d]; %d buckets is the usual size, and 0, the default, keeps explicit buckets",
+				m, structure.MinSize, structure.MaximumMaxSize, structure.DefaultMaxSize))
+		}
 	}
 	if c.Histogram.Exponential.MaxSize > 0 && c.Histogram.Explicit.Buckets.any() {
 		errs = append(errs, errors.New("histogram: set either explicit.buckets or exponential.max_size, not both"))

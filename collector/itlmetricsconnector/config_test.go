@@ -2,6 +2,7 @@ package itlmetricsconnector
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelitl/itl/collector/internal/confcheck"
 )
 
 // TestLoadConfig reads every id of testdata/config.yaml, as the collector does (unmarshal onto the
@@ -56,14 +59,19 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bad_stall"), wantErr: "stall_threshold: -1s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_flush"), wantUnmarshalErr: "metrics_flush_interval: 15 has no unit, and would be read as nanoseconds; write it with one, such as 15s or 15ms"},
+		{id: component.NewIDWithName(Type, "quoted_flush"), wantUnmarshalErr: `metrics_flush_interval: " 15 " has no unit; write it with one, such as 15s or 15ms`},
+		{id: component.NewIDWithName(Type, "fractional_limit"), wantUnmarshalErr: "aggregation_cardinality_limit: 0.5 is not a whole number; write a whole number, such as 1"},
+		{id: component.NewIDWithName(Type, "fractional_exemplars"), wantUnmarshalErr: "exemplars.max_per_data_point: 2.5 is not a whole number; write a whole number, such as 3"},
+		{id: component.NewIDWithName(Type, "fractional_expo"), wantUnmarshalErr: "histogram.exponential.max_size: 160.4 is not a whole number; write a whole number, such as 160"},
 		{id: component.NewIDWithName(Type, "flush_1ns"), wantErr: "metrics_flush_interval: 1ns is outside [100ms, 1h0m0s]; the default is 15s"},
 		{id: component.NewIDWithName(Type, "negative_expiration"), wantErr: "metrics_expiration: -1s is outside [0s, 24h0m0s]; the default is 5m0s, or 0 to keep series forever"},
 		{id: component.NewIDWithName(Type, "nan_boundary"), wantErr: "histogram.explicit.buckets.time_per_output_chunk: boundary 1 is NaN; boundaries must be finite numbers"},
 		{id: component.NewIDWithName(Type, "inf_boundary"), wantErr: "histogram.explicit.buckets.duration: boundary 1 is +Inf; boundaries must be finite numbers"},
-		{id: component.NewIDWithName(Type, "expo_1"), wantErr: "histogram.exponential.max_size: 1 is outside [2, 16384]; the default is 160"},
-		{id: component.NewIDWithName(Type, "expo_2e9"), wantErr: "histogram.exponential.max_size: 2000000000 is outside [2, 16384]; the default is 160"},
-		{id: component.NewIDWithName(Type, "expo_huge"), wantErr: "histogram.exponential.max_size: 9999999999 is outside [2, 16384]; the default is 160"},
+		{id: component.NewIDWithName(Type, "expo_1"), wantErr: "histogram.exponential.max_size: 1 is outside [2, 16384]; 160 buckets is the usual size, and 0, the default, keeps explicit buckets"},
+		{id: component.NewIDWithName(Type, "expo_2e9"), wantErr: "histogram.exponential.max_size: 2000000000 is outside [2, 16384]; 160 buckets is the usual size, and 0, the default, keeps explicit buckets"},
+		{id: component.NewIDWithName(Type, "expo_huge"), wantErr: "histogram.exponential.max_size: 9999999999 is outside [2, 16384]; 160 buckets is the usual size, and 0, the default, keeps explicit buckets"},
 		{id: component.NewIDWithName(Type, "exemplars_100000"), wantErr: "exemplars.max_per_data_point: 100000 is outside [1, 100]; the default is 5"},
+		{id: component.NewIDWithName(Type, "own_dimension"), wantErr: `dimensions[0].name: "error.type" is an attribute the connector sets itself (the error of a failed generation, on the duration's points); remove it from dimensions`},
 		{id: component.NewIDWithName(Type, "value_length_0"), wantErr: "dimension_value_max_length: 0 is outside [16, 4096]; the default is 256"},
 		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool]"},
 	}
@@ -94,4 +102,12 @@ func TestLoadConfig(t *testing.T) {
 	for id := range cm.ToStringMap() {
 		assert.Truef(t, seen[id], "testdata/config.yaml has %s, which no test case reads", id)
 	}
+}
+
+// TestEveryCountAndDurationChecked: every setting of an integer type is checked for a fraction, and
+// every duration for its unit, so that a setting added later is not decoded past the checks.
+func TestEveryCountAndDurationChecked(t *testing.T) {
+	whole, durations := confcheck.Keys(reflect.TypeFor[Config]())
+	assert.ElementsMatch(t, wholeKeys, whole)
+	assert.ElementsMatch(t, durationKeys, durations)
 }

@@ -135,12 +135,12 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	meter := set.TelemetrySettings.MeterProvider.Meter(ScopeName)
 	var err error
 	if c.malformed, err = meter.Int64Counter("otelcol_connector_itl_metrics_spans_malformed",
-		metric.WithDescription("Spans whose chunk timeline is malformed: no chunk figures are derived from them. The reason attribute says which rule the timeline broke."),
+		metric.WithDescription("Model calls whose spans hold a malformed value (a timeline, a time to first chunk, a token count, a start or end): no figure is derived from that value. The reason attribute says which rule the value broke."),
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
 	if c.flushErrors, err = meter.Int64Counter("otelcol_connector_itl_metrics_flush_errors",
-		metric.WithDescription("Flushes the next consumer refused; with delta temporality their data is kept for the next flush."),
+		metric.WithDescription("Flushes the next consumer refused; with delta temporality their data is kept for the next flush, unless the refusal is permanent, which drops it with an error log."),
 		metric.WithUnit("{flush}")); err != nil {
 		return nil, err
 	}

@@ -32,9 +32,13 @@ var (
 	_ confmap.Unmarshaler = (*Config)(nil)
 )
 
-// Unmarshal decodes the configuration, refusing a duration written without its unit.
+// Unmarshal decodes the configuration, refusing a duration written without its unit and a count
+// with a fraction.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := confcheck.Units(conf, "stall_threshold"); err != nil {
+		return err
+	}
+	if err := confcheck.Whole(conf, "max_chunks"); err != nil {
 		return err
 	}
 	return conf.Unmarshal(c)

@@ -2,6 +2,7 @@ package itlprocessor
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/confcheck"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -38,6 +40,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "drop"), want: &Config{Config: genaispan.DefaultConfig(), DropTimeline: true}},
 		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
+		{id: component.NewIDWithName(Type, "quoted_stall"), wantUnmarshalErr: `stall_threshold: "250" has no unit; write it with one, such as 250s or 250ms`},
+		{id: component.NewIDWithName(Type, "fractional_max_chunks"), wantUnmarshalErr: "max_chunks: 1.5 is not a whole number; write a whole number, such as 2"},
 		{id: component.NewIDWithName(Type, "huge_max_chunks"), wantErr: "max_chunks: 100000000 is outside [1, 4194304]; the default is 262144"},
 		{id: component.NewIDWithName(Type, "bad_names"), wantErr: `chunk_event_names[1]: "otelitl.chunk" is listed twice; list each name once, highest priority first`},
 		{id: component.NewIDWithName(Type, "no_names"), wantErr: "chunk_event_names: must list at least one event name, such as otelitl.chunk"},
@@ -71,4 +75,12 @@ func TestLoadConfig(t *testing.T) {
 	for id := range cm.ToStringMap() {
 		assert.Truef(t, seen[id], "testdata/config.yaml has %s, which no test case reads", id)
 	}
+}
+
+// TestEveryCountAndDurationChecked: every setting of an integer type is checked for a fraction, and
+// every duration for its unit, so that a setting added later is not decoded past the checks.
+func TestEveryCountAndDurationChecked(t *testing.T) {
+	whole, durations := confcheck.Keys(reflect.TypeFor[Config]())
+	assert.ElementsMatch(t, []string{"max_chunks"}, whole)
+	assert.ElementsMatch(t, []string{"stall_threshold"}, durations)
 }

@@ -5,6 +5,9 @@ package confcheck
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -14,11 +17,45 @@ import (
 // nanoseconds, and a variable set to "15" as 15 nanoseconds, which is never what was meant. conf is
 // a component's configuration before it is decoded; keys are its duration keys ("a::b" for nested
 // ones).
+//
+// A number in quotes ("250") has no unit either; the decoder refuses it, but with a message that
+// names neither the value nor the fix, so it gets this one.
 func Units(conf *confmap.Conf, keys ...string) error {
 	for _, k := range keys {
 		switch v := conf.Get(k).(type) {
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
 			return fmt.Errorf("%s: %v has no unit, and would be read as nanoseconds; write it with one, such as %vs or %vms", k, v, v, v)
+		case string:
+			if n := strings.TrimSpace(v); n != "" {
+				if _, err := strconv.ParseFloat(n, 64); err == nil {
+					return fmt.Errorf("%s: %q has no unit; write it with one, such as %ss or %sms", k, v, n, n)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Whole refuses a number with a fraction for a setting that counts: the decoder would cut
+// "max_chunks: 1.5" to 1 without a word, a setting nobody wrote. conf is a component's
+// configuration before it is decoded; keys are its whole-number keys ("a::b" for nested ones).
+func Whole(conf *confmap.Conf, keys ...string) error {
+	for _, k := range keys {
+		var f float64
+		switch v := conf.Get(k).(type) {
+		case float32:
+			f = float64(v)
+		case float64:
+			f = v
+		default:
+			continue
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) {
+			like := math.Round(f)
+			if !(like >= 1 && like <= math.MaxInt32) { // NaN, an infinity, or below 1 (a fraction of one)
+				like = 1
+			}
+			return fmt.Errorf("%s: %v is not a whole number; write a whole number, such as %v", strings.ReplaceAll(k, "::", "."), f, like)
 		}
 	}
 	return nil
@@ -50,4 +87,34 @@ func Boundaries(b []float64, max int) error {
 		}
 	}
 	return nil
+}
+
+// Keys lists the settings of a configuration struct that Whole and Units must check: those of an
+// integer type, and those of type time.Duration, as "a::b" for nested ones. The components' tests
+// compare them with the keys they check, so that a setting added later is not decoded past them.
+func Keys(t reflect.Type) (whole, durations []string) {
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			switch {
+			case opts == "squash":
+				walk(f.Type, prefix)
+				continue
+			case !f.IsExported() || name == "" || name == "-":
+				continue
+			}
+			switch key := prefix + name; {
+			case f.Type == reflect.TypeFor[time.Duration]():
+				durations = append(durations, key)
+			case f.Type.Kind() >= reflect.Int && f.Type.Kind() <= reflect.Uint64:
+				whole = append(whole, key)
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, key+"::")
+			}
+		}
+	}
+	walk(t, "")
+	return whole, durations
 }
