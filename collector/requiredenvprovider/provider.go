@@ -3,11 +3,14 @@
 // secret or an endpoint it needs is missing instead of running with an empty value:
 //
 //	${env:NAME}             the variable's value (unset: empty, with a warning)
-//	${env:NAME:-default}    the default when NAME is unset (set to "", NAME gives "", with a warning)
+//	${env:NAME:-default}    the default when NAME is unset or empty
 //	${env:NAME:?message}    an error naming NAME, with the message, when NAME is unset or empty
 //
-// A value containing only white space counts as empty for ":?": "Bearer " with a blank token is
-// as useless as an empty one.
+// Both treat an empty variable as the shell does. The collector's own envprovider gives "" for a
+// variable set to "" even when it has a default; here the default applies, because a variable
+// passed on empty (a compose file's NAME=${NAME}) would otherwise turn a receiver's loopback
+// default into every interface. A value containing only white space counts as empty for ":?":
+// "Bearer " with a blank token is as useless as an empty one.
 //
 // Build a distribution with it in place of go.opentelemetry.io/collector/confmap/provider/envprovider
 // (both claim the "env" scheme); exporter-config/builder-config.yaml does so for the ocb build.
@@ -63,7 +66,14 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 			msg = "this configuration needs it"
 		}
 		return nil, fmt.Errorf("environment variable %s is %s: %s", ref.name, state, msg)
-	case !exists && ref.def != nil:
+	case val == "" && ref.def != nil:
+		// Unset or empty, as in a shell: the collector's envprovider keeps a variable set to "",
+		// but a variable passed on empty (a compose file's NAME=${NAME}) would then turn a
+		// receiver's default loopback endpoint into every interface.
+		if exists {
+			p.logger.Info("Configuration references an environment variable set to the empty string: its default is used, as in a shell",
+				zap.String("name", ref.name), zap.String("default", *ref.def))
+		}
 		if *ref.def == "" {
 			// As envprovider: an explicit empty default stays an empty string, not null.
 			return confmap.NewRetrieved("")
@@ -71,12 +81,6 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 		val = *ref.def
 	case !exists:
 		p.logger.Warn("Configuration references unset environment variable", zap.String("name", ref.name))
-	case val == "" && ref.def != nil && *ref.def != "":
-		// As envprovider, a variable set to "" is a value, and its default does not apply (a way to
-		// pass an empty string on purpose). A shell's ${NAME:-default} would take the default, so
-		// say it, loudly: an empty endpoint makes a receiver listen on every interface.
-		p.logger.Warn("Configuration references an environment variable set to the empty string: its default is not used; unset it to use the default",
-			zap.String("name", ref.name), zap.String("default", *ref.def))
 	case val == "":
 		p.logger.Info("Configuration references empty environment variable", zap.String("name", ref.name))
 	}

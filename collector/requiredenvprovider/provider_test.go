@@ -36,7 +36,9 @@ func TestRetrieve(t *testing.T) {
 		{uri: "env:RE_UNSET_X", want: nil},
 		{uri: "env:RE_UNSET_X:-fallback", want: "fallback"},
 		{uri: "env:RE_UNSET_X:-", want: ""},
-		{uri: "env:RE_EMPTY:-fallback", want: nil}, // set but empty: the default does not apply (as envprovider)
+		{uri: "env:RE_EMPTY:-fallback", want: "fallback"}, // set but empty: the default applies, as in a shell
+		{uri: "env:RE_EMPTY:-", want: ""},
+		{uri: "env:RE_BLANK:-fallback", want: nil}, // white space is a value for ":-" (YAML reads it as null)
 		{uri: "env:RE_SET:-fallback", want: "value"},
 		{uri: "env:RE_SET:?needed", want: "value"},
 		{uri: "env:RE_UNSET_X:?set it to the backend token", wantErr: "environment variable RE_UNSET_X is unset: set it to the backend token"},
@@ -60,34 +62,35 @@ func TestRetrieve(t *testing.T) {
 	}
 }
 
-// TestEmptyWithDefaultWarns: a variable set to "" keeps its empty value, as envprovider, but where a
-// shell would have taken the default the provider warns, naming the variable and the default it
-// did not use; a variable that is unset, set, or whose default is empty, gets no such warning.
-func TestEmptyWithDefaultWarns(t *testing.T) {
+// TestEmptyTakesDefault: a variable set to "" takes its default, as in a shell, and an info line
+// names it and the default; a variable that is unset or set gets no such line.
+func TestEmptyTakesDefault(t *testing.T) {
 	t.Setenv("RE_EMPTY", "")
 	t.Setenv("RE_SET", "value")
 	for _, c := range []struct {
-		uri  string
-		warn bool
+		uri, want string
+		logged    bool
 	}{
-		{"env:RE_EMPTY:-127.0.0.1:4317", true},
-		{"env:RE_EMPTY:-", false},
-		{"env:RE_SET:-127.0.0.1:4317", false},
-		{"env:RE_UNSET_X:-127.0.0.1:4317", false},
+		{"env:RE_EMPTY:-127.0.0.1:4317", "127.0.0.1:4317", true},
+		{"env:RE_SET:-127.0.0.1:4317", "value", false},
+		{"env:RE_UNSET_X:-127.0.0.1:4317", "127.0.0.1:4317", false},
 	} {
-		core, logs := observer.New(zapcore.WarnLevel)
+		core, logs := observer.New(zapcore.InfoLevel)
 		p := NewFactory().Create(confmap.ProviderSettings{Logger: zap.New(core)})
-		if _, err := p.Retrieve(context.Background(), c.uri, nil); err != nil {
+		r, err := p.Retrieve(context.Background(), c.uri, nil)
+		if err != nil {
 			t.Fatalf("%s: %v", c.uri, err)
 		}
-		warned := logs.FilterMessageSnippet("its default is not used").Len() == 1
-		if warned != c.warn {
-			t.Errorf("%s: warned %v, want %v (logs %v)", c.uri, warned, c.warn, logs.All())
+		if got, _ := r.AsRaw(); got != c.want {
+			t.Errorf("%s = %#v, want %q", c.uri, got, c.want)
 		}
-		if warned {
-			f := logs.All()[0].ContextMap()
-			if f["name"] != "RE_EMPTY" || f["default"] != "127.0.0.1:4317" {
-				t.Errorf("%s: the warning's fields %v, want the name and the default", c.uri, f)
+		logged := logs.FilterMessageSnippet("its default is used").Len() == 1
+		if logged != c.logged {
+			t.Errorf("%s: logged %v, want %v (logs %v)", c.uri, logged, c.logged, logs.All())
+		}
+		if logged {
+			if f := logs.All()[0].ContextMap(); f["name"] != "RE_EMPTY" || f["default"] != "127.0.0.1:4317" {
+				t.Errorf("%s: the line's fields %v, want the name and the default", c.uri, f)
 			}
 		}
 	}
