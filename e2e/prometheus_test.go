@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -443,6 +444,12 @@ func checkDashboard(t *testing.T, prom string) {
 				Expr string `json:"expr"`
 			} `json:"targets"`
 		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name  string          `json:"name"`
+				Query json.RawMessage `json:"query"` // a string for the datasource variable
+			} `json:"list"`
+		} `json:"templating"`
 	}
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatalf("dashboard JSON: %v", err)
@@ -459,5 +466,29 @@ func checkDashboard(t *testing.T, prom string) {
 	}
 	if queries < 8 {
 		t.Errorf("only %d dashboard queries checked", queries)
+	}
+	// The variables' label_values(selector, label), as the series count by that label: each must
+	// offer a value to pick.
+	labelValues := regexp.MustCompile(`^label_values\((.+), *([a-z_]+)\)$`)
+	variables := 0
+	for _, v := range dash.Templating.List {
+		var query struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(v.Query, &query) != nil {
+			continue
+		}
+		m := labelValues.FindStringSubmatch(query.Query)
+		if m == nil {
+			continue
+		}
+		q := "count by (" + m[2] + ") (" + strings.ReplaceAll(m[1], "$provider", ".*") + ")"
+		if res := promQuery(t, prom, q, m[2]); len(res) == 0 {
+			t.Errorf("dashboard variable %q: no value to pick: %s", v.Name, q)
+		}
+		variables++
+	}
+	if variables != 2 {
+		t.Errorf("%d dashboard variables checked, want provider and model", variables)
 	}
 }
