@@ -3,6 +3,7 @@ package itlmetricsconnector
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -154,9 +155,12 @@ var durationKeys = []string{"metrics_flush_interval", "metrics_expiration", "sta
 var wholeKeys = []string{"max_chunks", "dimension_value_max_length", "aggregation_cardinality_limit",
 	"exemplars::max_per_data_point", "histogram::exponential::max_size"}
 
-// Unmarshal decodes the configuration, refusing a duration written without its unit and a count
-// with a fraction.
+// Unmarshal decodes the configuration, refusing a key that is not a setting (naming the one it
+// likely misspells), a duration written without its unit and a count with a fraction.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.Unknown(conf, reflect.TypeFor[Config]()); err != nil {
+		return err
+	}
 	if err := confcheck.Units(conf, durationKeys...); err != nil {
 		return err
 	}

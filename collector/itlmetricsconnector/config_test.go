@@ -59,6 +59,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bad_stall"), wantErr: "stall_threshold: -1s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_flush"), wantUnmarshalErr: "metrics_flush_interval: 15 has no unit, and would be read as nanoseconds; write it with one, such as 15s or 15ms"},
+		{id: component.NewIDWithName(Type, "misspelled_nested"), wantUnmarshalErr: "histogram.exponential.maxsize: not a setting; did you mean histogram.exponential.max_size?"},
+		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},
 		{id: component.NewIDWithName(Type, "quoted_flush"), wantUnmarshalErr: `metrics_flush_interval: " 15 " has no unit; write it with one, such as 15s or 15ms`},
 		{id: component.NewIDWithName(Type, "fractional_limit"), wantUnmarshalErr: "aggregation_cardinality_limit: 0.5 is not a whole number; write a whole number, such as 1"},
 		{id: component.NewIDWithName(Type, "fractional_exemplars"), wantUnmarshalErr: "exemplars.max_per_data_point: 2.5 is not a whole number; write a whole number, such as 3"},

@@ -2,6 +2,7 @@ package itlprocessor
 
 import (
 	"errors"
+	"reflect"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -32,9 +33,12 @@ var (
 	_ confmap.Unmarshaler = (*Config)(nil)
 )
 
-// Unmarshal decodes the configuration, refusing a duration written without its unit and a count
-// with a fraction.
+// Unmarshal decodes the configuration, refusing a key that is not a setting (naming the one it
+// likely misspells), a duration written without its unit and a count with a fraction.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.Unknown(conf, reflect.TypeFor[Config]()); err != nil {
+		return err
+	}
 	if err := confcheck.Units(conf, "stall_threshold"); err != nil {
 		return err
 	}

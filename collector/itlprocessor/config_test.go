@@ -40,6 +40,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "drop"), want: &Config{Config: genaispan.DefaultConfig(), DropTimeline: true}},
 		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
+		{id: component.NewIDWithName(Type, "misspelled"), wantUnmarshalErr: "drop_timelines: not a setting; did you mean drop_timeline?\nstall_treshold: not a setting; did you mean stall_threshold?"},
 		{id: component.NewIDWithName(Type, "quoted_stall"), wantUnmarshalErr: `stall_threshold: "250" has no unit; write it with one, such as 250s or 250ms`},
 		{id: component.NewIDWithName(Type, "fractional_max_chunks"), wantUnmarshalErr: "max_chunks: 1.5 is not a whole number; write a whole number, such as 2"},
 		{id: component.NewIDWithName(Type, "huge_max_chunks"), wantErr: "max_chunks: 100000000 is outside [1, 4194304]; the default is 262144"},

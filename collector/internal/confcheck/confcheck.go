@@ -3,9 +3,11 @@
 package confcheck
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,4 +119,99 @@ func Keys(t reflect.Type) (whole, durations []string) {
 	}
 	walk(t, "")
 	return whole, durations
+}
+
+// Unknown refuses a key that is not a setting of the configuration struct t, naming the setting
+// it most likely misspells, or the settings where it stands: the decoder's own message names the
+// Go type and the key ("'itlprocessor.Config' has invalid keys: stall_treshold"), but not what to
+// write instead. Keys within a list or a map setting are the decoder's to judge.
+func Unknown(conf *confmap.Conf, t reflect.Type) error {
+	settings := map[string]bool{} // every key, as "a::b"; true for a struct of its own settings
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			switch {
+			case opts == "squash":
+				walk(f.Type, prefix)
+				continue
+			case !f.IsExported() || name == "" || name == "-":
+				continue
+			}
+			key := prefix + name
+			settings[key] = f.Type.Kind() == reflect.Struct
+			if settings[key] {
+				walk(f.Type, key+"::")
+			}
+		}
+	}
+	walk(t, "")
+	var errs []error
+	seen := map[string]bool{}
+	for _, leaf := range conf.AllKeys() {
+		parts := strings.Split(leaf, "::")
+		for i := range parts {
+			key := strings.Join(parts[:i+1], "::")
+			isStruct, ok := settings[key]
+			if ok && isStruct {
+				continue
+			}
+			if !ok && !seen[key] {
+				seen[key] = true
+				errs = append(errs, unknownKey(key, strings.Join(parts[:i], "::"), settings))
+			}
+			break // a setting's own value, or a key already reported
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// unknownKey says key is not a setting: which one under parent it is likely a misspelling of, or
+// what the settings under parent are.
+func unknownKey(key, parent string, settings map[string]bool) error {
+	prefix := parent
+	if prefix != "" {
+		prefix += "::"
+	}
+	var here []string
+	for k := range settings {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && !strings.Contains(rest, "::") {
+			here = append(here, rest)
+		}
+	}
+	slices.Sort(here)
+	name := strings.TrimPrefix(key, prefix)
+	show := strings.ReplaceAll(key, "::", ".")
+	best, bestDist := "", len(name)/3+2 // a misspelling is a few edits from its setting
+	for _, h := range here {
+		if d := editDistance(name, h); d < bestDist {
+			best, bestDist = h, d
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("%s: not a setting; did you mean %s?", show, strings.ReplaceAll(prefix+best, "::", "."))
+	}
+	return fmt.Errorf("%s: not a setting; the settings here are %s", show, strings.Join(here, ", "))
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
