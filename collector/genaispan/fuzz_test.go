@@ -110,6 +110,9 @@ func FuzzDecode(f *testing.F) {
 	// A span across 2^63 ns (the year 2262), where an int64 turns negative: its timestamps are
 	// unsigned, and it lasts 2 s.
 	f.Add(int64(math.MaxInt64-1e9), int64(2e9), []byte{6, 100, 0, 7, 200, 0, 8, 0xe8, 0x03, 9, 3, 0})
+	// A span from 1 ns to 2^63+5 ns: longer than any, though its end less its start, as an int64,
+	// is negative.
+	f.Add(int64(1), int64(math.MinInt64+4), []byte{6, 0, 0})
 	// Any 64 bits are a timestamp: start and dur are their bits, and the end wraps as uint64 does.
 	f.Fuzz(func(t *testing.T, start, dur int64, data []byte) {
 		span := spanFrom(start, dur, data)

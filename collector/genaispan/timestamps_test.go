@@ -1,6 +1,7 @@
 package genaispan
 
 import (
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -25,6 +26,7 @@ func TestTimestampsPast2262(t *testing.T) {
 		reason     Reason
 		duration   float64 // seconds, when valid
 		ttft       float64
+		malformed  Reason // a value rejected on a span that stays valid, with no TTFT
 	}{
 		{name: "across", start: half - 1e9, end: half + 1e9, arrivals: []uint64{half - 5e8, half + 5e8}, duration: 2, ttft: 0.5},
 		{name: "across/general", start: half - 1e9, end: half + 1e9, arrivals: []uint64{half - 5e8, half + 5e8}, other: true, duration: 2, ttft: 0.5},
@@ -34,6 +36,8 @@ func TestTimestampsPast2262(t *testing.T) {
 		{name: "before the start", start: half + 1e9, end: half + 3e9, arrivals: []uint64{half - 5e8, half + 2e9}, other: true, reason: ReasonBeforeStart},
 		{name: "too long", start: half - 1e9, end: half + uint64(itlconv.MaxDuration), arrivals: []uint64{half}, reason: ReasonTooLong},
 		{name: "first-token event", start: half - 1e9, end: half + 1e9, firstToken: half + 5e8, duration: 2, ttft: 1.5},
+		{name: "first-token event past the end", start: half - 2e9, end: half - 1e9, firstToken: half + 5e8, duration: 1, malformed: ReasonTTFTTooLong},
+		{name: "longer than 2^63 ns", start: 1, end: half + 5, arrivals: []uint64{2}, reason: ReasonTooLong},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := ptrace.NewSpan()
@@ -57,6 +61,13 @@ func TestTimestampsPast2262(t *testing.T) {
 			if c.reason != ReasonNone {
 				if call.Valid || call.Reason != c.reason || call.HasDuration && c.reason == ReasonNegativeDuration {
 					t.Fatalf("valid %v, reason %q, duration %v (%v); want reason %q", call.Valid, call.Reason, call.Duration, call.HasDuration, c.reason)
+				}
+				return
+			}
+			if c.malformed != ReasonNone {
+				if !call.Valid || call.Figures.HasTTFT || !slices.Contains(call.Malformed(), c.malformed) || call.Duration != c.duration {
+					t.Fatalf("valid %v, TTFT %v (%v), malformed %v, duration %v; want %q rejected and duration %v",
+						call.Valid, call.Figures.TTFT, call.Figures.HasTTFT, call.Malformed(), call.Duration, c.malformed, c.duration)
 				}
 				return
 			}

@@ -148,12 +148,9 @@ const (
 	maxExemplars        = 100
 )
 
-// durationKeys are the settings that are durations: each must be written with its unit.
-var durationKeys = []string{"metrics_flush_interval", "metrics_expiration", "stall_threshold"}
-
-// wholeKeys are the settings that count something: each must be a whole number.
-var wholeKeys = []string{"max_chunks", "dimension_value_max_length", "aggregation_cardinality_limit",
-	"exemplars::max_per_data_point", "histogram::exponential::max_size"}
+// wholeKeys are the settings that count something, each a whole number, and durationKeys those that
+// are durations, each written with its unit: read from Config's fields, so that none is missed.
+var wholeKeys, durationKeys = confcheck.Keys(reflect.TypeFor[Config]())
 
 // Unmarshal decodes the configuration, refusing a key that is not a setting (naming the one it
 // likely misspells), a duration written without its unit and a count with a fraction.

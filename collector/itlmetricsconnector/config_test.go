@@ -1,8 +1,10 @@
 package itlmetricsconnector
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +62,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_flush"), wantUnmarshalErr: "metrics_flush_interval: 15 has no unit, and would be read as nanoseconds; write it with one, such as 15s or 15ms"},
 		{id: component.NewIDWithName(Type, "misspelled_nested"), wantUnmarshalErr: "histogram.exponential.maxsize: not a setting; did you mean histogram.exponential.max_size?"},
+		{id: component.NewIDWithName(Type, "dotted"), wantUnmarshalErr: "histogram.exponential.max_size: not a setting as written; write it nested, one key a level (histogram: exponential: max_size:)"},
 		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},
 		{id: component.NewIDWithName(Type, "quoted_flush"), wantUnmarshalErr: `metrics_flush_interval: " 15 " has no unit; write it with one, such as 15s or 15ms`},
 		{id: component.NewIDWithName(Type, "fractional_limit"), wantUnmarshalErr: "aggregation_cardinality_limit: 0.5 is not a whole number; write a whole number, such as 1"},
@@ -106,10 +109,35 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// TestEveryCountAndDurationChecked: every setting of an integer type is checked for a fraction, and
-// every duration for its unit, so that a setting added later is not decoded past the checks.
+// TestEveryCountAndDurationChecked: every setting of an integer type refuses a fraction, and every
+// duration a number without its unit, naming the setting; zero needs no unit.
 func TestEveryCountAndDurationChecked(t *testing.T) {
 	whole, durations := confcheck.Keys(reflect.TypeFor[Config]())
-	assert.ElementsMatch(t, wholeKeys, whole)
-	assert.ElementsMatch(t, durationKeys, durations)
+	require.NotEmpty(t, whole)
+	require.NotEmpty(t, durations)
+	unmarshal := func(key string, v any) error {
+		conf := map[string]any{}
+		parts := strings.Split(key, "::")
+		m := conf
+		for _, p := range parts[:len(parts)-1] {
+			m[p] = map[string]any{}
+			m = m[p].(map[string]any)
+		}
+		m[parts[len(parts)-1]] = v
+		return confmap.NewFromStringMap(conf).Unmarshal(NewFactory().CreateDefaultConfig().(*Config))
+	}
+	for _, k := range whole {
+		err := unmarshal(k, 2.5)
+		if assert.Errorf(t, err, "%s: 2.5 accepted", k) {
+			assert.Contains(t, err.Error(), strings.ReplaceAll(k, "::", ".")+": 2.5 is not a whole number")
+		}
+	}
+	for _, k := range durations {
+		err := unmarshal(k, 250)
+		if assert.Errorf(t, err, "%s: 250 accepted", k) {
+			assert.Contains(t, err.Error(), strings.ReplaceAll(k, "::", ".")+": 250 has no unit")
+		}
+		err = unmarshal(k, 0)
+		assert.NotContainsf(t, fmt.Sprint(err), "no unit", "%s: 0", k)
+	}
 }

@@ -1,8 +1,10 @@
 package itlprocessor
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +43,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "misspelled"), wantUnmarshalErr: "drop_timelines: not a setting; did you mean drop_timeline?\nstall_treshold: not a setting; did you mean stall_threshold?"},
+		{id: component.NewIDWithName(Type, "float_beyond_int"), wantUnmarshalErr: "max_chunks: 1e+20 is far beyond any value the setting takes; write a whole number in its range"},
 		{id: component.NewIDWithName(Type, "quoted_stall"), wantUnmarshalErr: `stall_threshold: "250" has no unit; write it with one, such as 250s or 250ms`},
 		{id: component.NewIDWithName(Type, "fractional_max_chunks"), wantUnmarshalErr: "max_chunks: 1.5 is not a whole number; write a whole number, such as 2"},
 		{id: component.NewIDWithName(Type, "huge_max_chunks"), wantErr: "max_chunks: 100000000 is outside [1, 4194304]; the default is 262144"},
@@ -78,10 +81,35 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// TestEveryCountAndDurationChecked: every setting of an integer type is checked for a fraction, and
-// every duration for its unit, so that a setting added later is not decoded past the checks.
+// TestEveryCountAndDurationChecked: every setting of an integer type refuses a fraction, and every
+// duration a number without its unit, naming the setting; zero needs no unit.
 func TestEveryCountAndDurationChecked(t *testing.T) {
 	whole, durations := confcheck.Keys(reflect.TypeFor[Config]())
-	assert.ElementsMatch(t, []string{"max_chunks"}, whole)
-	assert.ElementsMatch(t, []string{"stall_threshold"}, durations)
+	require.NotEmpty(t, whole)
+	require.NotEmpty(t, durations)
+	unmarshal := func(key string, v any) error {
+		conf := map[string]any{}
+		parts := strings.Split(key, "::")
+		m := conf
+		for _, p := range parts[:len(parts)-1] {
+			m[p] = map[string]any{}
+			m = m[p].(map[string]any)
+		}
+		m[parts[len(parts)-1]] = v
+		return confmap.NewFromStringMap(conf).Unmarshal(NewFactory().CreateDefaultConfig().(*Config))
+	}
+	for _, k := range whole {
+		err := unmarshal(k, 2.5)
+		if assert.Errorf(t, err, "%s: 2.5 accepted", k) {
+			assert.Contains(t, err.Error(), strings.ReplaceAll(k, "::", ".")+": 2.5 is not a whole number")
+		}
+	}
+	for _, k := range durations {
+		err := unmarshal(k, 250)
+		if assert.Errorf(t, err, "%s: 250 accepted", k) {
+			assert.Contains(t, err.Error(), strings.ReplaceAll(k, "::", ".")+": 250 has no unit")
+		}
+		err = unmarshal(k, 0)
+		assert.NotContainsf(t, fmt.Sprint(err), "no unit", "%s: 0", k)
+	}
 }

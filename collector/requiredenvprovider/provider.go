@@ -9,8 +9,8 @@
 // Both treat an empty variable as the shell does. The collector's own envprovider gives "" for a
 // variable set to "" even when it has a default; here the default applies, because a variable
 // passed on empty (a compose file's NAME=${NAME}) would otherwise turn a receiver's loopback
-// default into every interface. A value containing only white space counts as empty for ":?":
-// "Bearer " with a blank token is as useless as an empty one.
+// default into every interface. A value containing only white space counts as empty for both:
+// "Bearer " with a blank token is as useless as an empty one, and " " is no endpoint.
 //
 // Build a distribution with it in place of go.opentelemetry.io/collector/confmap/provider/envprovider
 // (both claim the "env" scheme); exporter-config/builder-config.yaml does so for the ocb build.
@@ -66,12 +66,12 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 			msg = "this configuration needs it"
 		}
 		return nil, fmt.Errorf("environment variable %s is %s: %s", ref.name, state, msg)
-	case val == "" && ref.def != nil:
+	case strings.TrimSpace(val) == "" && ref.def != nil:
 		// Unset or empty, as in a shell: the collector's envprovider keeps a variable set to "",
 		// but a variable passed on empty (a compose file's NAME=${NAME}) would then turn a
 		// receiver's default loopback endpoint into every interface.
-		if exists {
-			p.logger.Info("Configuration references an environment variable set to the empty string: its default is used, as in a shell",
+		if exists && *ref.def != "" {
+			p.logger.Info("Configuration references an environment variable set to an empty or blank value: its default is used, as in a shell",
 				zap.String("name", ref.name), zap.String("default", *ref.def))
 		}
 		if *ref.def == "" {

@@ -38,7 +38,7 @@ func TestRetrieve(t *testing.T) {
 		{uri: "env:RE_UNSET_X:-", want: ""},
 		{uri: "env:RE_EMPTY:-fallback", want: "fallback"}, // set but empty: the default applies, as in a shell
 		{uri: "env:RE_EMPTY:-", want: ""},
-		{uri: "env:RE_BLANK:-fallback", want: nil}, // white space is a value for ":-" (YAML reads it as null)
+		{uri: "env:RE_BLANK:-fallback", want: "fallback"}, // white space counts as empty, as for ":?"
 		{uri: "env:RE_SET:-fallback", want: "value"},
 		{uri: "env:RE_SET:?needed", want: "value"},
 		{uri: "env:RE_UNSET_X:?set it to the backend token", wantErr: "environment variable RE_UNSET_X is unset: set it to the backend token"},

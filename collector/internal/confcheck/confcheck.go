@@ -18,20 +18,23 @@ import (
 // Units refuses a duration written without its unit: "stall_threshold: 250" decodes as 250
 // nanoseconds, and a variable set to "15" as 15 nanoseconds, which is never what was meant. conf is
 // a component's configuration before it is decoded; keys are its duration keys ("a::b" for nested
-// ones).
+// ones). Zero needs no unit: 0 is 0 whatever the unit, as the settings whose 0 means "off" say.
 //
 // A number in quotes ("250") has no unit either; the decoder refuses it, but with a message that
 // names neither the value nor the fix, so it gets this one.
 func Units(conf *confmap.Conf, keys ...string) error {
 	for _, k := range keys {
+		show := strings.ReplaceAll(k, "::", ".")
 		switch v := conf.Get(k).(type) {
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
-			return fmt.Errorf("%s: %v has no unit, and would be read as nanoseconds; write it with one, such as %vs or %vms", k, v, v, v)
+			if f, _ := strconv.ParseFloat(fmt.Sprint(v), 64); f == 0 {
+				continue
+			}
+			return fmt.Errorf("%s: %v has no unit, and would be read as nanoseconds; write it with one, such as %vs or %vms", show, v, v, v)
 		case string:
-			if n := strings.TrimSpace(v); n != "" {
-				if _, err := strconv.ParseFloat(n, 64); err == nil {
-					return fmt.Errorf("%s: %q has no unit; write it with one, such as %ss or %sms", k, v, n, n)
-				}
+			n := strings.TrimSpace(v)
+			if f, err := strconv.ParseFloat(n, 64); err == nil && f != 0 && !math.IsInf(f, 0) && !math.IsNaN(f) {
+				return fmt.Errorf("%s: %q has no unit; write it with one, such as %ss or %sms", show, v, n, n)
 			}
 		}
 	}
@@ -51,6 +54,10 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 			f = v
 		default:
 			continue
+		}
+		if math.Abs(f) >= 1<<63 && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			// Whole, but beyond what the setting can hold: the decoder would wrap it around.
+			return fmt.Errorf("%s: %v is far beyond any value the setting takes; write a whole number in its range", strings.ReplaceAll(k, "::", "."), f)
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) {
 			like := math.Round(f)
@@ -184,6 +191,11 @@ func unknownKey(key, parent string, settings map[string]bool) error {
 	slices.Sort(here)
 	name := strings.TrimPrefix(key, prefix)
 	show := strings.ReplaceAll(key, "::", ".")
+	if nested := prefix + strings.ReplaceAll(name, ".", "::"); strings.Contains(name, ".") {
+		if _, ok := settings[nested]; ok { // the dotted name the messages and READMEs use
+			return fmt.Errorf("%s: not a setting as written; write it nested, one key a level (%s:)", show, strings.ReplaceAll(nested, "::", ": "))
+		}
+	}
 	best, bestDist := "", len(name)/3+2 // a misspelling is a few edits from its setting
 	for _, h := range here {
 		if d := editDistance(name, h); d < bestDist {
