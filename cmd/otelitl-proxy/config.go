@@ -125,15 +125,22 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), raw), p.example)
+			shown := raw
+			if err == nil {
+				shown = u.Redacted() // without a password it may carry
+			}
+			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), shown), p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
 		for _, v := range p.versions {
-			if strings.HasSuffix(u.Path, v) {
+			// Paths are case-sensitive, but no API serves /V1 beside /v1: it is the same mistake.
+			if n := len(u.Path) - len(v); n >= 0 && strings.EqualFold(u.Path[n:], v) {
 				fixed := *u
-				fixed.Path = strings.TrimSuffix(u.Path, v)
+				fixed.Path = u.Path[:n]
 				fixed.RawPath = ""
-				return config{}, fmt.Errorf("%s: drop the trailing %s, as in %s: the proxy appends the client's own path, such as %s", setting(c.name(p.name), raw), v, assign(c.name(p.name), fixed.String()), p.clientPath)
+				// Redacted: the URL may carry a password, which the message would show twice.
+				return config{}, fmt.Errorf("%s: drop the trailing %s, as in %s: the proxy appends the client's own path, such as %s",
+					setting(c.name(p.name), u.Redacted()), u.Path[n:], assign(c.name(p.name), fixed.Redacted()), p.clientPath)
 			}
 		}
 		c.upstream[p.name] = u

@@ -98,6 +98,7 @@ func TestUpstreamWithVersionPrefix(t *testing.T) {
 		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1"}, []string{"drop the trailing /v1,"}},
 		{[]string{"-gemini", "https://us-central1-aiplatform.googleapis.com/v1beta1"}, []string{"drop the trailing /v1beta1,"}},
 		{[]string{"-ollama", "http://127.0.0.1:11434/api"}, []string{"drop the trailing /api, as in -ollama http://127.0.0.1:11434:", "/api/chat"}},
+		{[]string{"-openai", "https://user:s3cret@gw.example/V1"}, []string{"drop the trailing /V1, as in -openai https://user:xxxxx@gw.example:", `-openai "https://user:xxxxx@gw.example/V1"`}},
 		{[]string{"-openai", "https://api.groq.com/openai"}, nil},
 		{[]string{"-openai", "http://127.0.0.1:8000/v10"}, nil},
 		{[]string{"-ollama", "http://gw.example/ollama"}, nil},
@@ -110,6 +111,9 @@ func TestUpstreamWithVersionPrefix(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%v: error %v, want one with %q", tc.args, err, w)
 			}
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%v: the error shows the password: %v", tc.args, err)
 		}
 	}
 	// -h says so.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -104,6 +105,12 @@ func checkEndpoint(variable, value, proto string) error {
 		return nil
 	case grpcUnix && (u.Path != "" || u.Opaque != ""):
 		return nil
+	case proto == "grpc" && err == nil && !strings.Contains(value, "://") && u.Host == "" && isPort(u.Opaque):
+		// host:port with a host name (collector:4317), which url.Parse reads as a scheme and an
+		// opaque part: the gRPC exporter hands it to gRPC as its target, as it is (over TLS unless
+		// OTEL_EXPORTER_OTLP_INSECURE is true). An address (127.0.0.1:4317) does not parse, and the
+		// exporter drops it.
+		return nil
 	case !strings.Contains(value, "://") && (err != nil || (u.Scheme != "http" && u.Scheme != "https" && !grpcUnix)):
 		hostPort := strings.TrimPrefix(value, "//")
 		return fmt.Errorf("%s=%q has no scheme, which the exporter needs: write it as a URL with its scheme: http://%s (https://%s for TLS)", variable, value, hostPort, hostPort)
@@ -138,9 +145,12 @@ func checkEndpoint(variable, value, proto string) error {
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is taken as it is (/ without a path). An endpoint given with
 // the signal's path in the generic variable (…/v1/traces/v1/traces) shows here. Over gRPC the
 // exporter dials the host, and a unix socket as it is. endpoint has passed checkEndpoint.
+//
+// The scheme shown is the endpoint's: OTEL_EXPORTER_OTLP_INSECURE, which the exporters apply after
+// it, is not reflected.
 func exportURL(variable, endpoint, proto string) string {
 	u, err := url.Parse(endpoint)
-	if err != nil || u.Scheme == "unix" {
+	if err != nil || u.Scheme == "unix" || proto == "grpc" && !strings.Contains(endpoint, "://") {
 		return endpoint
 	}
 	to := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
@@ -153,4 +163,10 @@ func exportURL(variable, endpoint, proto string) string {
 		to.Path = "/"
 	}
 	return to.String()
+}
+
+// isPort reports whether s is a port number.
+func isPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n > 0 && n < 1<<16 && strconv.Itoa(n) == s
 }

@@ -55,6 +55,7 @@ func TestUnusableEndpoint(t *testing.T) {
 		{"localhost:4318", "", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="localhost:4318"`, "http://localhost:4318"}},
 		{"127.0.0.1:4318", "http://127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4318"`, "http://127.0.0.1:4318"}},
 		{"", "127.0.0.1:4317", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4317"`, "http://127.0.0.1:4317"}},
+		{"", "collector:99999", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="collector:99999"`, "http://collector:99999"}},
 		{"", "ftp://collector:4318", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="ftp://collector:4318"`, "http:// or https://", "http://collector:4318"}},
 		{"", "unix:///tmp/otlp.sock", "http/protobuf", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="unix:///tmp/otlp.sock"`, "http:// or https://"}},
 		{"", "unix://", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="unix://"`, "unix:///path/to/socket"}},
@@ -83,6 +84,7 @@ func TestUsableEndpoint(t *testing.T) {
 		{"", "http://127.0.0.1:4317", "grpc"},
 		{"", "unix:///tmp/otlp.sock", "grpc"},
 		{"http://127.0.0.1:4318", "127.0.0.1:4318", ""},
+		{"", "collector:4317", "grpc"}, // a host name and a port: gRPC's target, as it is
 	} {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
