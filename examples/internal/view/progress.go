@@ -21,7 +21,8 @@ func Progress(f *os.File, every time.Duration) io.Writer {
 // its own at most once every Every, for output sent to a file or a pipe, where redrawing would
 // pile up a line every half second. Other writes pass through, after the last frame if it was
 // skipped (the state the work ended in), and less the newline that ends a frame on a terminal,
-// which a frame written as a line already has.
+// which a frame written as a line already has. It is not safe for concurrent use: one goroutine
+// draws the progress.
 type LineProgress struct {
 	W          io.Writer
 	Every      time.Duration
