@@ -48,12 +48,20 @@ func main() {
 	flag.DurationVar(&o.flush, "flush", 300*time.Millisecond, "the buffering proxy flushes every this long (0: after every write, as a streaming proxy does)")
 	flag.DurationVar(&o.step, "step", 15*time.Millisecond, "fakellm's decode step")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "buffering: unexpected argument %q: every setting is a flag, such as -streams 4 (-h lists them)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	client, srv, err := run(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "buffering:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%d streams of %d tokens; fakellm decode step %v; the proxy flushes every %v\n\n", o.streams, o.tokens, o.step, o.flush)
+	streams := "streams"
+	if o.streams == 1 {
+		streams = "stream"
+	}
+	fmt.Printf("%d %s of %d tokens; fakellm decode step %v; the proxy flushes every %v\n\n", o.streams, streams, o.tokens, o.step, o.flush)
 	print(os.Stdout, srv, client)
 }
 

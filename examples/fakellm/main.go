@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -51,6 +52,10 @@ func main() {
 	flag.IntVar(&cfg.SpecTokens, "spec-tokens", 1, "tokens per decode step drawn from 1..N (speculative decoding); 1 turns it off")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed, for reproducible runs")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "fakellm: unexpected argument %q: every setting is a flag, such as -addr 127.0.0.1:8000 (-h lists them)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 
 	if err := run(*addr, strings.Split(*models, ","), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "fakellm:", err)
@@ -61,7 +66,7 @@ func main() {
 func run(addr string, models []string, cfg engine.Config) error {
 	eng, err := engine.New(cfg)
 	if err != nil {
-		return fmt.Errorf("engine: %w", err)
+		return err // it names the flag
 	}
 	defer eng.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -83,10 +88,16 @@ func run(addr string, models []string, cfg engine.Config) error {
 		log.Print("not exporting spans: set OTEL_EXPORTER_OTLP_ENDPOINT to export SERVER generation spans")
 	}
 	handler := httpitl.NewHandler(server.New(eng, models), httpitl.WithTracerProvider(tp))
-	srv := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// Listen first, so that what is announced is an address that answers, with its port when -addr
+	// asked for any (:0).
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("-addr %s: %w: give another address, such as 127.0.0.1:8001", addr, err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Printf("fakellm serving %v on http://%s (max batch %d, seed %d)", models, addr, cfg.MaxBatch, cfg.Seed)
+	go func() { errc <- srv.Serve(l) }()
+	log.Printf("fakellm serving %v on http://%s (max batch %d, seed %d)", models, l.Addr(), cfg.MaxBatch, cfg.Seed)
 	select {
 	case err := <-errc:
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -15,10 +16,7 @@ import (
 // TestServeAndShutDownOnSIGINT builds fakellm, serves a streaming request, and checks that SIGINT
 // stops it cleanly (exit status 0).
 func TestServeAndShutDownOnSIGINT(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "fakellm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := build(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -68,5 +66,41 @@ func TestServeAndShutDownOnSIGINT(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "shutting down") {
 		t.Errorf("no shutdown line:\n%s", logs.String())
+	}
+}
+
+// build builds fakellm into a temporary directory and returns its path.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakellm")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestRefusals: a busy address, an argument that is not a flag and a flag out of its range each
+// stop fakellm at start with the flag and what to give, and nothing is announced before.
+func TestRefusals(t *testing.T) {
+	bin := build(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-addr", busy.Addr().String()}, 1, "-addr " + busy.Addr().String() + ": listen tcp"},
+		{[]string{"-addr", "127.0.0.1:0", "extra"}, 2, `unexpected argument "extra": every setting is a flag`},
+		{[]string{"-addr", "127.0.0.1:0", "-spec-tokens", "0"}, 1, "-spec-tokens 0: give 1 (no speculative decoding) or more"},
+	} {
+		out, err := exec.Command(bin, c.args...).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != c.code || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "fakellm serving") {
+			t.Errorf("fakellm %v: %v\n%s\nwant exit status %d and %q, nothing served", c.args, err, out, c.code, c.want)
+		}
 	}
 }

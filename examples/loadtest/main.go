@@ -18,11 +18,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -90,12 +92,27 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	if f := fs.Lookup("endpoint"); f != nil { // demo's -endpoint: an external collector, and then no report
 		o.endpoint = f.Value.String()
 	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q: every setting is a flag, such as -levels 1,2,4 (-h lists them)", fs.Arg(0))
+	}
 	for _, s := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return o, fmt.Errorf("-levels: %q is not a positive number", s)
 		}
 		o.levels = append(o.levels, n)
+	}
+	switch {
+	case o.duration <= 0:
+		return o, fmt.Errorf("-duration %v: give each level some time, such as 4s", o.duration)
+	case o.stall <= 0:
+		return o, fmt.Errorf("-stall %v: give the gap above which a gap is a stall, such as 250ms", o.stall)
+	}
+	if o.report != "" {
+		// Checked now, not after the run: a report that cannot be written would lose the run.
+		if fi, err := os.Stat(filepath.Dir(o.report)); err != nil || !fi.IsDir() {
+			return o, fmt.Errorf("-report %s: its directory %s does not exist; give a path in one that does, or -report '' for none", o.report, filepath.Dir(o.report))
+		}
 	}
 	return o, nil
 }
@@ -142,10 +159,17 @@ func run(o options, out, progress io.Writer) error {
 	var errOnce sync.Once
 	began := time.Now()
 	walls := map[int]time.Duration{}
+	// A server that refuses connections refuses them all: the run stops at the first, instead of
+	// spinning through every level.
+	runCtx, refused := context.WithCancel(context.Background())
+	defer refused()
 	for _, level := range o.levels {
+		if runCtx.Err() != nil {
+			break
+		}
 		// One Instrumentation per level, so that every span carries its level for the breakdown.
 		in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithAttributes(attribute.Int(levelKey, level)))
-		ctx, cancel := context.WithTimeout(context.Background(), o.duration)
+		ctx, cancel := context.WithTimeout(runCtx, o.duration)
 		var done, inflight atomic.Int64
 		var wg sync.WaitGroup
 		start := time.Now()
@@ -166,10 +190,14 @@ func run(o options, out, progress io.Writer) error {
 					if err := s.Err(); err != nil {
 						failures.Add(1)
 						errOnce.Do(func() { firstErr = err })
+						if errors.Is(err, syscall.ECONNREFUSED) {
+							refused()
+						}
+					} else {
+						done.Add(1) // the progress bar counts the generations that streamed
 					}
 					_ = s.Close()
 					inflight.Add(-1)
-					done.Add(1)
 					total.Add(1)
 				}
 			})
@@ -199,7 +227,7 @@ func run(o options, out, progress io.Writer) error {
 	if err := exp.Err(); err != nil {
 		return err
 	}
-	if n := failures.Load(); n > 0 && n == total.Load() {
+	if n := failures.Load(); n > 0 && (n == total.Load() || runCtx.Err() != nil) {
 		return fmt.Errorf("every generation failed (%d); the first: %w", n, explain(firstErr, base, o.model))
 	} else if n > 0 {
 		fmt.Fprintf(out, "%d of %d generations failed; the first: %v\n", n, total.Load(), explain(firstErr, base, o.model))
@@ -207,6 +235,9 @@ func run(o options, out, progress io.Writer) error {
 	if col == nil {
 		fmt.Fprintf(out, "spans sent to %s\n", endpoint)
 		return nil
+	}
+	if total.Load() == 0 {
+		return fmt.Errorf("no generation finished within -duration %v a level: give it more time, such as 4s", o.duration)
 	}
 	col.Stop()
 	md, _ := col.Metrics()

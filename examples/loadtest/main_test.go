@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -142,8 +143,39 @@ func TestFlags(t *testing.T) {
 	if fmt.Sprint(o.levels) != "[2 8]" || o.endpoint != "127.0.0.1:4317" || o.maxBatch != 3 {
 		t.Errorf("parsed %+v", o)
 	}
-	if _, err := parseFlags(flag.NewFlagSet("x", flag.ContinueOnError), []string{"-levels", "0"}); err == nil {
-		t.Error("a zero level must be refused")
+	for args, want := range map[string]string{
+		"-levels 0":                   `-levels: "0" is not a positive number`,
+		"-duration 0s":                "-duration 0s: give each level some time",
+		"-duration -1s":               "-duration -1s: give each level some time",
+		"-stall 0s":                   "-stall 0s: give the gap above which a gap is a stall",
+		"-report /nonexistent/r.html": "-report /nonexistent/r.html: its directory /nonexistent does not exist",
+		"-levels 1 extra":             `unexpected argument "extra"`,
+	} {
+		_, err := parseFlags(flag.NewFlagSet("x", flag.ContinueOnError), strings.Fields(args))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", args, err, want)
+		}
+	}
+}
+
+// TestConnectionRefused: against an address where nothing listens the load test stops at the
+// first refused connection, with the hint, instead of spinning through every level.
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	t.Setenv("OPENAI_BASE_URL", base)
+	began := time.Now()
+	var out, progress bytes.Buffer
+	err = run(options{levels: []int{1, 2}, duration: 30 * time.Second, model: "fake-gpt", stall: 250 * time.Millisecond, seed: 1}, &out, &progress)
+	if err == nil || !strings.Contains(err.Error(), "nothing listens at "+base) {
+		t.Errorf("error %v, want the hint that nothing listens at %s", err, base)
+	}
+	if d := time.Since(began); d > 15*time.Second {
+		t.Errorf("took %v: the run went on after the first refused connection", d)
 	}
 }
 

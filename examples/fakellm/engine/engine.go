@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -39,19 +40,24 @@ func DefaultConfig() Config {
 		StepPerKTok: 40 * time.Microsecond, PrefillPerTok: 60 * time.Microsecond, SpecTokens: 1, Seed: 1}
 }
 
-// validate says what is wrong with c.
+// validate says what is wrong with c, by the names of fakellm's and the load test's flags, which
+// set these fields.
 func (c Config) validate() error {
 	switch {
 	case c.MaxBatch < 1:
-		return errors.New("max batch must be at least 1")
+		return fmt.Errorf("-max-batch %d: at least 1 sequence must decode at once", c.MaxBatch)
 	case c.StepBase <= 0:
-		return errors.New("step base time must be above 0")
-	case c.StepPerSeq < 0 || c.StepPerKTok < 0 || c.PrefillPerTok < 0:
-		return errors.New("costs must not be negative")
+		return fmt.Errorf("-step-base %v: a decode step must take some time, such as 12ms", c.StepBase)
+	case c.StepPerSeq < 0:
+		return fmt.Errorf("-step-per-seq %v: a cost must not be negative", c.StepPerSeq)
+	case c.StepPerKTok < 0:
+		return fmt.Errorf("-step-per-ktok %v: a cost must not be negative", c.StepPerKTok)
+	case c.PrefillPerTok < 0:
+		return fmt.Errorf("-prefill-per-tok %v: a cost must not be negative", c.PrefillPerTok)
 	case c.ChunkedPrefill < 0:
-		return errors.New("chunked prefill must not be negative")
+		return fmt.Errorf("-chunked-prefill %d: give 0 (whole prompts) or a number of tokens", c.ChunkedPrefill)
 	case c.SpecTokens < 1:
-		return errors.New("spec tokens must be at least 1")
+		return fmt.Errorf("-spec-tokens %d: give 1 (no speculative decoding) or more", c.SpecTokens)
 	}
 	return nil
 }
