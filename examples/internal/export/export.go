@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -22,27 +23,36 @@ type Exporter struct {
 	first  error
 }
 
-// New exports to the collector at endpoint (host:port); opts are added to the OTLP exporter's.
+// New exports to the collector at endpoint (host:port); opts are added to the OTLP exporter's. An
+// export gives up after 5 s of retries, not the exporter's minute: an example pointed at a
+// collector that is not there says so when it ends, instead of waiting.
 func New(ctx context.Context, endpoint string, opts ...otlptracegrpc.Option) (*Exporter, error) {
-	exp, err := otlptracegrpc.New(ctx, append([]otlptracegrpc.Option{otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure()}, opts...)...)
+	exp, err := otlptracegrpc.New(ctx, append([]otlptracegrpc.Option{otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithTimeout(5 * time.Second),
+		otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 5 * time.Second})},
+		opts...)...)
 	if err != nil {
 		return nil, err
 	}
 	return &Exporter{SpanExporter: exp, endpoint: endpoint}, nil
 }
 
-// ExportSpans exports spans, and counts a failure.
+// ExportSpans exports spans, and counts a failure. Only the first failure goes back to the SDK,
+// which logs it as it happens; Err sums up the rest when the example ends, instead of a log line
+// for each batch saying the same.
 func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.SpanExporter.ExportSpans(ctx, spans)
-	if err != nil {
-		e.mu.Lock()
-		e.failed += len(spans)
-		if e.first == nil {
-			e.first = err
-		}
-		e.mu.Unlock()
+	if err == nil {
+		return nil
 	}
-	return err
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failed += len(spans)
+	if e.first == nil {
+		e.first = err
+		return err
+	}
+	return nil
 }
 
 // Err says how many spans did not reach the collector, and why the first did not; nil when every

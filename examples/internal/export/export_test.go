@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestNothingListening: spans sent where no collector listens are reported, not taken for sent.
@@ -30,6 +31,31 @@ func TestNothingListening(t *testing.T) {
 	span.End()
 	_ = tp.Shutdown(ctx)
 	if err := exp.Err(); err == nil || !strings.Contains(err.Error(), "1 spans did not reach the collector at "+endpoint) {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestFirstFailureOnly: only the first failed export goes back to the SDK, which logs it; the
+// later ones are counted for Err, which says the same once, at the end.
+func TestFirstFailureOnly(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := l.Addr().String()
+	l.Close()
+	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithTimeout(time.Second), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = exp.Shutdown(context.Background()) }()
+	spans := tracetest.SpanStubs{{Name: "x"}}.Snapshots()
+	for i := range 3 {
+		if err := exp.ExportSpans(context.Background(), spans); (err != nil) != (i == 0) {
+			t.Errorf("export %d returned %v; only the first failure goes back", i+1, err)
+		}
+	}
+	if err := exp.Err(); err == nil || !strings.Contains(err.Error(), "3 spans did not reach the collector at "+endpoint) {
 		t.Errorf("error %v", err)
 	}
 }
