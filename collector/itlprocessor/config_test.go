@@ -44,6 +44,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "misspelled"), wantUnmarshalErr: "drop_timelines: not a setting; did you mean drop_timeline?\nstall_treshold: not a setting; did you mean stall_threshold?"},
 		{id: component.NewIDWithName(Type, "float_beyond_int"), wantUnmarshalErr: "max_chunks: 1e+20 is far beyond any value the setting takes; write a whole number in its range"},
+		{id: component.NewIDWithName(Type, "quoted_max_chunks"), wantUnmarshalErr: `max_chunks: "100" is in quotes; write the number without them, as 100`},
 		{id: component.NewIDWithName(Type, "quoted_stall"), wantUnmarshalErr: `stall_threshold: "250" has no unit; write it with one, such as 250s or 250ms`},
 		{id: component.NewIDWithName(Type, "fractional_max_chunks"), wantUnmarshalErr: "max_chunks: 1.5 is not a whole number; write a whole number, such as 2"},
 		{id: component.NewIDWithName(Type, "huge_max_chunks"), wantErr: "max_chunks: 100000000 is outside [1, 4194304]; the default is 262144"},

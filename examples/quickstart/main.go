@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,8 +79,11 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 // run does the quickstart: results go to out, progress to progress.
 // The run ends when ctx does (Ctrl-C), or after o.generations without -serve.
 func run(ctx context.Context, o options, out, progress io.Writer) error {
-	if o.generations < 1 || o.concurrency < 1 {
-		return errors.New("-generations and -concurrency must be at least 1")
+	switch {
+	case o.generations < 1:
+		return fmt.Errorf("-generations %d: simulate at least 1", o.generations)
+	case o.concurrency < 1:
+		return fmt.Errorf("-concurrency %d: stream at least 1 generation at once", o.concurrency)
 	}
 
 	endpoint := o.endpoint

@@ -66,6 +66,9 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if err := checkEndpoint(endpointVar, endpoint, proto); err != nil {
 		return nil, nil, "", err
 	}
+	if err := checkBase(endpointVar, endpoint, proto); err != nil {
+		return nil, nil, "", err
+	}
 	// service is the default: OTEL_RESOURCE_ATTRIBUTES' service.name overrides it, and
 	// OTEL_SERVICE_NAME overrides both (later detectors win). Not resource.Default(): it reads the
 	// environment once per process.
@@ -137,6 +140,29 @@ func checkEndpoint(variable, value, proto string) error {
 		return fmt.Errorf("%s=%q: the exporter takes %s over %s: write it as %s (https:// for TLS)", variable, value, schemes, proto, example)
 	}
 	return fmt.Errorf("%s=%q has no host: write it as %s://HOST:PORT, such as %s://127.0.0.1:%s", variable, value, u.Scheme, u.Scheme, port)
+}
+
+// checkBase refuses a base URL in OTEL_EXPORTER_OTLP_ENDPOINT that already ends in the path the
+// HTTP exporter appends to it (/v1/traces), or in its /v1: the spans would go to .../v1/v1/traces
+// and be refused there. A base path of the intake's own (https://host/otlp) is left alone.
+func checkBase(variable, endpoint, proto string) error {
+	if variable != "OTEL_EXPORTER_OTLP_ENDPOINT" || proto != "http/protobuf" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil // checkEndpoint has judged it
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	for _, tail := range []string{"/v1/traces", "/v1"} {
+		if strings.HasSuffix(p, tail) {
+			base := *u
+			base.Path = strings.TrimSuffix(p, tail)
+			return fmt.Errorf("%s=%q ends in %s, and the exporter appends /v1/traces to it: write the base, %s, or give the whole URL in OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+				variable, u.Redacted(), tail, base.Redacted())
+		}
+	}
+	return nil
 }
 
 // exportURL is where the exporter sends spans, worked out from the endpoint as the exporter works

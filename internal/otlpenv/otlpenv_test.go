@@ -56,6 +56,8 @@ func TestUnusableEndpoint(t *testing.T) {
 		{"127.0.0.1:4318", "http://127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4318"`, "http://127.0.0.1:4318"}},
 		{"", "127.0.0.1:4317", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4317"`, "http://127.0.0.1:4317"}},
 		{"", "collector:99999", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="collector:99999"`, "http://collector:99999"}},
+		{"", "http://127.0.0.1:4318/v1", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:4318/v1" ends in /v1`, "write the base, http://127.0.0.1:4318,"}},
+		{"", "https://otlp.example/otlp/v1/traces/", "", []string{"ends in /v1/traces", "write the base, https://otlp.example/otlp,", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}},
 		{"", "ftp://collector:4318", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="ftp://collector:4318"`, "http:// or https://", "http://collector:4318"}},
 		{"", "unix:///tmp/otlp.sock", "http/protobuf", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="unix:///tmp/otlp.sock"`, "http:// or https://"}},
 		{"", "unix://", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="unix://"`, "unix:///path/to/socket"}},
@@ -84,7 +86,10 @@ func TestUsableEndpoint(t *testing.T) {
 		{"", "http://127.0.0.1:4317", "grpc"},
 		{"", "unix:///tmp/otlp.sock", "grpc"},
 		{"http://127.0.0.1:4318", "127.0.0.1:4318", ""},
-		{"", "collector:4317", "grpc"}, // a host name and a port: gRPC's target, as it is
+		{"", "collector:4317", "grpc"},              // a host name and a port: gRPC's target, as it is
+		{"", "https://otlp.example/otlp", ""},       // a base path of the intake's own
+		{"http://127.0.0.1:4318/v1/traces", "", ""}, // the traces variable is the whole URL
+		{"", "http://127.0.0.1:4317/v1", "grpc"},    // gRPC dials the host
 	} {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
@@ -196,7 +201,6 @@ func TestDescIsWhereSpansGo(t *testing.T) {
 	for _, c := range []struct{ traces, generic, want string }{
 		{"", srv.URL, "/v1/traces"},
 		{"", srv.URL + "/otlp/", "/otlp/v1/traces"},
-		{"", srv.URL + "/v1/traces", "/v1/traces/v1/traces"}, // a common mistake, visible in the log
 		{srv.URL + "/custom", "", "/custom"},
 		{srv.URL, "", "/"},
 		{srv.URL + "/t", srv.URL + "/g", "/t"},

@@ -52,6 +52,14 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 			f = float64(v)
 		case float64:
 			f = v
+		case string:
+			// The decoder refuses a number in quotes, naming Go types: say what to write instead.
+			if n := strings.TrimSpace(v); n != "" {
+				if _, err := strconv.ParseFloat(n, 64); err == nil {
+					return fmt.Errorf("%s: %q is in quotes; write the number without them, as %s", strings.ReplaceAll(k, "::", "."), v, n)
+				}
+			}
+			continue
 		default:
 			continue
 		}

@@ -6,6 +6,8 @@ package export
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,9 @@ type Exporter struct {
 // export gives up after 5 s of retries, not the exporter's minute: an example pointed at a
 // collector that is not there says so when it ends, instead of waiting.
 func New(ctx context.Context, endpoint string, opts ...otlptracegrpc.Option) (*Exporter, error) {
+	if _, port, err := net.SplitHostPort(endpoint); err != nil || port == "" || strings.Contains(endpoint, "/") {
+		return nil, fmt.Errorf("-endpoint %s: give the collector's OTLP/gRPC address as host:port, such as 127.0.0.1:4317, without a scheme or a path", endpoint)
+	}
 	exp, err := otlptracegrpc.New(ctx, append([]otlptracegrpc.Option{otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure(),
 		otlptracegrpc.WithTimeout(5 * time.Second),
 		otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 5 * time.Second})},

@@ -59,3 +59,13 @@ func TestFirstFailureOnly(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestEndpointRefused: an endpoint that is not host:port is refused before anything is sent, naming
+// the flag and the form to give.
+func TestEndpointRefused(t *testing.T) {
+	for _, e := range []string{"http://127.0.0.1:4317", "127.0.0.1", "collector:4317/v1"} {
+		if _, err := New(context.Background(), e); err == nil || !strings.Contains(err.Error(), "-endpoint "+e+": give the collector's OTLP/gRPC address as host:port") {
+			t.Errorf("%s: %v", e, err)
+		}
+	}
+}
