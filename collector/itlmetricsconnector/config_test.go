@@ -1,10 +1,7 @@
 package itlmetricsconnector
 
 import (
-	"fmt"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
-	"github.com/otelitl/itl/collector/internal/confcheck"
+	"github.com/otelitl/itl/collector/internal/confcheck/confchecktest"
 )
 
 // TestLoadConfig reads every id of testdata/config.yaml, as the collector does (unmarshal onto the
@@ -112,32 +109,5 @@ func TestLoadConfig(t *testing.T) {
 // TestEveryCountAndDurationChecked: every setting of an integer type refuses a fraction, and every
 // duration a number without its unit, naming the setting; zero needs no unit.
 func TestEveryCountAndDurationChecked(t *testing.T) {
-	whole, durations := confcheck.Keys(reflect.TypeFor[Config]())
-	require.NotEmpty(t, whole)
-	require.NotEmpty(t, durations)
-	unmarshal := func(key string, v any) error {
-		conf := map[string]any{}
-		parts := strings.Split(key, "::")
-		m := conf
-		for _, p := range parts[:len(parts)-1] {
-			m[p] = map[string]any{}
-			m = m[p].(map[string]any)
-		}
-		m[parts[len(parts)-1]] = v
-		return confmap.NewFromStringMap(conf).Unmarshal(NewFactory().CreateDefaultConfig().(*Config))
-	}
-	for _, k := range whole {
-		err := unmarshal(k, 2.5)
-		if assert.Errorf(t, err, "%s: 2.5 accepted", k) {
-			assert.Contains(t, err.Error(), strings.ReplaceAll(k, "::", ".")+": 2.5 is not a whole number")
-		}
-	}
-	for _, k := range durations {
-		err := unmarshal(k, 250)
-		if assert.Errorf(t, err, "%s: 250 accepted", k) {
-			assert.Contains(t, err.Error(), strings.ReplaceAll(k, "::", ".")+": 250 has no unit")
-		}
-		err = unmarshal(k, 0)
-		assert.NotContainsf(t, fmt.Sprint(err), "no unit", "%s: 0", k)
-	}
+	confchecktest.EveryCountAndDuration(t, func() any { return NewFactory().CreateDefaultConfig() })
 }

@@ -107,33 +107,39 @@ func Boundaries(b []float64, max int) error {
 }
 
 // Keys lists the settings of a configuration struct that Whole and Units must check: those of an
-// integer type, and those of type time.Duration, as "a::b" for nested ones. The components' tests
-// compare them with the keys they check, so that a setting added later is not decoded past them.
+// integer type, and those of type time.Duration, as "a::b" for nested ones. The components check
+// the settings it lists, so that one added later is not decoded past the checks.
 func Keys(t reflect.Type) (whole, durations []string) {
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-			switch {
-			case opts == "squash":
-				walk(f.Type, prefix)
-				continue
-			case !f.IsExported() || name == "" || name == "-":
-				continue
-			}
-			switch key := prefix + name; {
-			case f.Type == reflect.TypeFor[time.Duration]():
-				durations = append(durations, key)
-			case f.Type.Kind() >= reflect.Int && f.Type.Kind() <= reflect.Uint64:
-				whole = append(whole, key)
-			case f.Type.Kind() == reflect.Struct:
-				walk(f.Type, key+"::")
-			}
+	settings(t, "", func(key string, typ reflect.Type) {
+		switch {
+		case typ == reflect.TypeFor[time.Duration]():
+			durations = append(durations, key)
+		case typ.Kind() >= reflect.Int && typ.Kind() <= reflect.Uint64:
+			whole = append(whole, key)
+		}
+	})
+	return whole, durations
+}
+
+// settings calls fn with every setting of the struct t, by its key ("a::b" for nested ones), and
+// goes into nested structs; a squashed one's settings are its parent's.
+func settings(t reflect.Type, prefix string, fn func(key string, typ reflect.Type)) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		switch {
+		case opts == "squash":
+			settings(f.Type, prefix, fn)
+			continue
+		case !f.IsExported() || name == "" || name == "-":
+			continue
+		}
+		key := prefix + name
+		fn(key, f.Type)
+		if f.Type.Kind() == reflect.Struct {
+			settings(f.Type, key+"::", fn)
 		}
 	}
-	walk(t, "")
-	return whole, durations
 }
 
 // Unknown refuses a key that is not a setting of the configuration struct t, naming the setting
@@ -141,40 +147,21 @@ func Keys(t reflect.Type) (whole, durations []string) {
 // Go type and the key ("'itlprocessor.Config' has invalid keys: stall_treshold"), but not what to
 // write instead. Keys within a list or a map setting are the decoder's to judge.
 func Unknown(conf *confmap.Conf, t reflect.Type) error {
-	settings := map[string]bool{} // every key, as "a::b"; true for a struct of its own settings
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-			switch {
-			case opts == "squash":
-				walk(f.Type, prefix)
-				continue
-			case !f.IsExported() || name == "" || name == "-":
-				continue
-			}
-			key := prefix + name
-			settings[key] = f.Type.Kind() == reflect.Struct
-			if settings[key] {
-				walk(f.Type, key+"::")
-			}
-		}
-	}
-	walk(t, "")
+	known := map[string]bool{} // every key, as "a::b"; true for a struct of its own settings
+	settings(t, "", func(key string, typ reflect.Type) { known[key] = typ.Kind() == reflect.Struct })
 	var errs []error
 	seen := map[string]bool{}
 	for _, leaf := range conf.AllKeys() {
 		parts := strings.Split(leaf, "::")
 		for i := range parts {
 			key := strings.Join(parts[:i+1], "::")
-			isStruct, ok := settings[key]
+			isStruct, ok := known[key]
 			if ok && isStruct {
 				continue
 			}
 			if !ok && !seen[key] {
 				seen[key] = true
-				errs = append(errs, unknownKey(key, strings.Join(parts[:i], "::"), settings))
+				errs = append(errs, unknownKey(key, strings.Join(parts[:i], "::"), known))
 			}
 			break // a setting's own value, or a key already reported
 		}
@@ -185,13 +172,13 @@ func Unknown(conf *confmap.Conf, t reflect.Type) error {
 
 // unknownKey says key is not a setting: which one under parent it is likely a misspelling of, or
 // what the settings under parent are.
-func unknownKey(key, parent string, settings map[string]bool) error {
+func unknownKey(key, parent string, known map[string]bool) error {
 	prefix := parent
 	if prefix != "" {
 		prefix += "::"
 	}
 	var here []string
-	for k := range settings {
+	for k := range known {
 		if rest, ok := strings.CutPrefix(k, prefix); ok && !strings.Contains(rest, "::") {
 			here = append(here, rest)
 		}
@@ -200,7 +187,7 @@ func unknownKey(key, parent string, settings map[string]bool) error {
 	name := strings.TrimPrefix(key, prefix)
 	show := strings.ReplaceAll(key, "::", ".")
 	if nested := prefix + strings.ReplaceAll(name, ".", "::"); strings.Contains(name, ".") {
-		if _, ok := settings[nested]; ok { // the dotted name the messages and READMEs use
+		if _, ok := known[nested]; ok { // the dotted name the messages and READMEs use
 			return fmt.Errorf("%s: not a setting as written; write it nested, one key a level (%s:)", show, strings.ReplaceAll(nested, "::", ": "))
 		}
 	}

@@ -14,16 +14,7 @@ import (
 
 // TestNothingListening: spans sent where no collector listens are reported, not taken for sent.
 func TestNothingListening(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := l.Addr().String()
-	l.Close()
-	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithTimeout(time.Second), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	exp, endpoint := deadExporter(t)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -38,16 +29,7 @@ func TestNothingListening(t *testing.T) {
 // TestFirstFailureOnly: only the first failed export goes back to the SDK, which logs it; the
 // later ones are counted for Err, which says the same once, at the end.
 func TestFirstFailureOnly(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := l.Addr().String()
-	l.Close()
-	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithTimeout(time.Second), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	exp, endpoint := deadExporter(t)
 	defer func() { _ = exp.Shutdown(context.Background()) }()
 	spans := tracetest.SpanStubs{{Name: "x"}}.Snapshots()
 	for i := range 3 {
@@ -68,4 +50,20 @@ func TestEndpointRefused(t *testing.T) {
 			t.Errorf("%s: %v", e, err)
 		}
 	}
+}
+
+// deadExporter returns an exporter to an address where nothing listens, which fails at once.
+func deadExporter(t *testing.T) (*Exporter, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := l.Addr().String()
+	l.Close()
+	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithTimeout(time.Second), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp, endpoint
 }
