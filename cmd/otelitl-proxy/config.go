@@ -77,19 +77,23 @@ func assign(name, value string) string {
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
 	fs := flag.NewFlagSet("otelitl-proxy", flag.ContinueOnError)
 	fs.SetOutput(out)
-	def := func(env, fallback string) string {
+	// envOf is each flag's environment variable, named once: the flag's default, its help (the %s
+	// of usage) and the errors about it read it from here.
+	envOf := map[string]string{}
+	flagEnv := func(name, env, fallback, usage string) *string {
+		envOf[name] = env
 		if v := getenv(env); v != "" {
-			return v
+			fallback = v
 		}
-		return fallback
+		return fs.String(name, fallback, fmt.Sprintf(usage, env))
 	}
-	addr := fs.String("addr", def("OTELITL_PROXY_ADDR", "127.0.0.1:8787"), "listen address, host:port (env OTELITL_PROXY_ADDR); loopback by default")
+	addr := flagEnv("addr", "OTELITL_PROXY_ADDR", "127.0.0.1:8787", "listen address, host:port (env %s); loopback by default")
 	ups := map[string]*string{}
 	for _, p := range protocols {
-		ups[p.name] = fs.String(p.name, getenv(p.env), fmt.Sprintf("%s upstream base URL, without %s, e.g. %s (env %s)", p.title, p.versions[0], p.example, p.env))
+		ups[p.name] = flagEnv(p.name, p.env, "", fmt.Sprintf("%s upstream base URL, without %s, e.g. %s (env %%s)", p.title, p.versions[0], p.example))
 	}
-	cert := fs.String("tls-cert", getenv("OTELITL_PROXY_TLS_CERT"), "serve TLS with this PEM certificate (env OTELITL_PROXY_TLS_CERT); needs -tls-key")
-	key := fs.String("tls-key", getenv("OTELITL_PROXY_TLS_KEY"), "the PEM private key of -tls-cert (env OTELITL_PROXY_TLS_KEY)")
+	cert := flagEnv("tls-cert", "OTELITL_PROXY_TLS_CERT", "", "serve TLS with this PEM certificate (env %s); needs -tls-key")
+	key := flagEnv("tls-key", "OTELITL_PROXY_TLS_KEY", "", "the PEM private key of -tls-cert (env %s)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: otelitl-proxy [flags]\n\nA streaming proxy that records every LLM generation through it as an OpenTelemetry span with its\nchunk timeline. Point OPENAI_BASE_URL (http://ADDR/v1), ANTHROPIC_BASE_URL (http://ADDR),\nthe Gemini base URL (http://ADDR) or OLLAMA_HOST (http://ADDR) at it. Spans are exported over OTLP\nwhen OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -106,11 +110,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	c := config{addr: *addr, upstream: map[string]*url.URL{}, tlsCert: *cert, tlsKey: *key, names: map[string]string{}}
 	onCommandLine := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
-	envs := map[string]string{"addr": "OTELITL_PROXY_ADDR", "tls-cert": "OTELITL_PROXY_TLS_CERT", "tls-key": "OTELITL_PROXY_TLS_KEY"}
-	for _, p := range protocols {
-		envs[p.name] = p.env
-	}
-	for f, env := range envs {
+	for f, env := range envOf {
 		if !onCommandLine[f] && getenv(env) != "" {
 			c.names[f] = env
 		}
@@ -146,10 +146,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		c.upstream[p.name] = u
 	}
 	if c.tlsCert != "" && c.tlsKey == "" {
-		return config{}, fmt.Errorf("%s is set without -tls-key (or OTELITL_PROXY_TLS_KEY): give both to serve TLS, or neither", c.name("tls-cert"))
+		return config{}, fmt.Errorf("%s is set without -tls-key (or %s): give both to serve TLS, or neither", c.name("tls-cert"), envOf["tls-key"])
 	}
 	if c.tlsKey != "" && c.tlsCert == "" {
-		return config{}, fmt.Errorf("%s is set without -tls-cert (or OTELITL_PROXY_TLS_CERT): give both to serve TLS, or neither", c.name("tls-key"))
+		return config{}, fmt.Errorf("%s is set without -tls-cert (or %s): give both to serve TLS, or neither", c.name("tls-key"), envOf["tls-cert"])
 	}
 	// Without an upstream every API request would be answered 502: refused here, where the user
 	// starting the proxy sees it, instead of at an application's first request.
