@@ -384,7 +384,7 @@ func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int
 	ev := evs.At(0)
 	prev := int64(ev.Timestamp()) - start
 	offs[0] = prev
-	if !(isDefault && ev.Name() == itlconv.ChunkEventName || !isDefault && ev.Name() == name) {
+	if !chunkNamed(ev.Name(), name, isDefault) {
 		return gaps, 0, false
 	}
 	if ev.Attributes().Len() != 0 {
@@ -430,6 +430,12 @@ func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int
 	return gaps, len(offs), true
 }
 
+// chunkNamed reports whether an event named evName is a chunk event of name; isDefault says name
+// is itlconv.ChunkEventName, which is then compared as a constant (see plainEvents). It inlines.
+func chunkNamed(evName, name string, isDefault bool) bool {
+	return isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name
+}
+
 // tokenEvents goes on from event k, the first that carries attributes, where plainEvents stopped,
 // with the statistics of the gaps before it: it reads each event's offset and token count (1 for
 // an event that carries none) and counts the gaps, and reports false at an event of another name
@@ -471,7 +477,7 @@ func (d *Decoder) tokenEvents(evs ptrace.SpanEventSlice, offs []int64, k int, st
 			ev := evs.At(i)
 			off := int64(ev.Timestamp()) - start
 			offs[i] = off
-			if evName := ev.Name(); !(isDefault && evName == itlconv.ChunkEventName || !isDefault && evName == name) {
+			if !chunkNamed(ev.Name(), name, isDefault) {
 				return gaps, toks, false, false
 			}
 			if ev.Attributes().Len() != 0 {
