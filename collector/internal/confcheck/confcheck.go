@@ -15,6 +15,10 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// Name writes a setting's key as the messages and the READMEs do: histogram.exponential.max_size
+// for confmap's histogram::exponential::max_size.
+func Name(key string) string { return strings.ReplaceAll(key, "::", ".") }
+
 // Units refuses a duration written without its unit: "stall_threshold: 250" decodes as 250
 // nanoseconds, and a variable set to "15" as 15 nanoseconds, which is never what was meant. conf is
 // a component's configuration before it is decoded; keys are its duration keys ("a::b" for nested
@@ -24,7 +28,7 @@ import (
 // names neither the value nor the fix, so it gets this one.
 func Units(conf *confmap.Conf, keys ...string) error {
 	for _, k := range keys {
-		show := strings.ReplaceAll(k, "::", ".")
+		show := Name(k)
 		switch v := conf.Get(k).(type) {
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
 			if f, _ := strconv.ParseFloat(fmt.Sprint(v), 64); f == 0 {
@@ -46,6 +50,7 @@ func Units(conf *confmap.Conf, keys ...string) error {
 // configuration before it is decoded; keys are its whole-number keys ("a::b" for nested ones).
 func Whole(conf *confmap.Conf, keys ...string) error {
 	for _, k := range keys {
+		show := Name(k)
 		var f float64
 		switch v := conf.Get(k).(type) {
 		case float32:
@@ -56,7 +61,7 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 			// The decoder refuses a number in quotes, naming Go types: say what to write instead.
 			if n := strings.TrimSpace(v); n != "" {
 				if _, err := strconv.ParseFloat(n, 64); err == nil {
-					return fmt.Errorf("%s: %q is in quotes; write the number without them, as %s", strings.ReplaceAll(k, "::", "."), v, n)
+					return fmt.Errorf("%s: %q is in quotes; write the number without them, as %s", show, v, n)
 				}
 			}
 			continue
@@ -65,14 +70,14 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 		}
 		if math.Abs(f) >= 1<<63 && !math.IsNaN(f) && !math.IsInf(f, 0) {
 			// Whole, but beyond what the setting can hold: the decoder would wrap it around.
-			return fmt.Errorf("%s: %v is far beyond any value the setting takes; write a whole number in its range", strings.ReplaceAll(k, "::", "."), f)
+			return fmt.Errorf("%s: %v is far beyond any value the setting takes; write a whole number in its range", show, f)
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) {
 			like := math.Round(f)
 			if !(like >= 1 && like <= math.MaxInt32) { // NaN, an infinity, or below 1 (a fraction of one)
 				like = 1
 			}
-			return fmt.Errorf("%s: %v is not a whole number; write a whole number, such as %v", strings.ReplaceAll(k, "::", "."), f, like)
+			return fmt.Errorf("%s: %v is not a whole number; write a whole number, such as %v", show, f, like)
 		}
 	}
 	return nil
@@ -185,7 +190,7 @@ func unknownKey(key, parent string, known map[string]bool) error {
 	}
 	slices.Sort(here)
 	name := strings.TrimPrefix(key, prefix)
-	show := strings.ReplaceAll(key, "::", ".")
+	show := Name(key)
 	if nested := prefix + strings.ReplaceAll(name, ".", "::"); strings.Contains(name, ".") {
 		if _, ok := known[nested]; ok { // the dotted name the messages and READMEs use
 			return fmt.Errorf("%s: not a setting as written; write it nested, one key a level (%s:)", show, strings.ReplaceAll(nested, "::", ": "))
@@ -198,7 +203,7 @@ func unknownKey(key, parent string, known map[string]bool) error {
 		}
 	}
 	if best != "" {
-		return fmt.Errorf("%s: not a setting; did you mean %s?", show, strings.ReplaceAll(prefix+best, "::", "."))
+		return fmt.Errorf("%s: not a setting; did you mean %s?", show, Name(prefix+best))
 	}
 	return fmt.Errorf("%s: not a setting; the settings here are %s", show, strings.Join(here, ", "))
 }

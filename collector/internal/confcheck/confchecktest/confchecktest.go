@@ -34,13 +34,13 @@ func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 		return confmap.NewFromStringMap(conf).Unmarshal(newConfig())
 	}
 	for _, k := range whole {
-		want := strings.ReplaceAll(k, "::", ".") + ": 2.5 is not a whole number"
+		want := confcheck.Name(k) + ": 2.5 is not a whole number"
 		if err := unmarshal(k, 2.5); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: 2.5 gave %v, want an error with %q", k, err, want)
 		}
 	}
 	for _, k := range durations {
-		want := strings.ReplaceAll(k, "::", ".") + ": 250 has no unit"
+		want := confcheck.Name(k) + ": 250 has no unit"
 		if err := unmarshal(k, 250); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: 250 gave %v, want an error with %q", k, err, want)
 		}
