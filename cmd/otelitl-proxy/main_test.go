@@ -19,12 +19,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelitl/itl/internal/otlpenv"
 )
 
 // noOTLP clears the OTLP variables start reads, for the test.
 func noOTLP(t *testing.T) {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
-		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+	for _, k := range otlpenv.Vars {
 		t.Setenv(k, "")
 	}
 }

@@ -25,6 +25,18 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
+// The variables Tracing reads itself; the exporter reads the rest of OTEL_EXPORTER_OTLP_*.
+const (
+	tracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	genericEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	tracesProtocol  = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	genericProtocol = "OTEL_EXPORTER_OTLP_PROTOCOL"
+)
+
+// Vars are the variables that decide whether and where Tracing exports, and the service's name:
+// the ones a test clears to start from nothing.
+var Vars = []string{tracesEndpoint, genericEndpoint, tracesProtocol, genericProtocol, "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"}
+
 // Tracing returns a TracerProvider that exports over OTLP when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 // or OTEL_EXPORTER_OTLP_ENDPOINT is set, and a no-op provider otherwise: a program nobody asked to
 // export spans does not try to reach a collector that is not there.
@@ -42,19 +54,19 @@ import (
 // the endpoint.
 func Tracing(ctx context.Context, service string, logf func(format string, args ...any)) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
 	// The exporters trim the variables, and take the traces one when both are set.
-	endpointVar := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	endpointVar := tracesEndpoint
 	endpoint := strings.TrimSpace(os.Getenv(endpointVar))
 	if endpoint == "" {
-		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		endpointVar = genericEndpoint
 		endpoint = strings.TrimSpace(os.Getenv(endpointVar))
 	}
 	if endpoint == "" {
 		return noop.NewTracerProvider(), func(context.Context) error { return nil }, "", nil
 	}
-	protoVar := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	protoVar := tracesProtocol
 	proto := strings.TrimSpace(os.Getenv(protoVar))
 	if proto == "" {
-		protoVar = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		protoVar = genericProtocol
 		proto = strings.TrimSpace(os.Getenv(protoVar))
 	}
 	if proto == "" {
@@ -146,7 +158,7 @@ func checkEndpoint(variable, value, proto string) error {
 // HTTP exporter appends to it (/v1/traces), or in its /v1: the spans would go to .../v1/v1/traces
 // and be refused there. A base path of the intake's own (https://host/otlp) is left alone.
 func checkBase(variable, endpoint, proto string) error {
-	if variable != "OTEL_EXPORTER_OTLP_ENDPOINT" || proto != "http/protobuf" {
+	if variable != genericEndpoint || proto != "http/protobuf" {
 		return nil
 	}
 	u, err := url.Parse(endpoint)
@@ -183,7 +195,7 @@ func exportURL(variable, endpoint, proto string) string {
 	switch {
 	case proto == "grpc":
 		to.Path = ""
-	case variable == "OTEL_EXPORTER_OTLP_ENDPOINT":
+	case variable == genericEndpoint:
 		to.Path = path.Join("/", u.Path, "v1/traces")
 	case to.Path == "":
 		to.Path = "/"

@@ -17,8 +17,7 @@ import (
 
 // unset clears every variable Tracing reads, for the test.
 func unset(t *testing.T) {
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
-		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
+	for _, k := range Vars {
 		t.Setenv(k, "")
 	}
 }
