@@ -144,12 +144,29 @@ func (e *Engine) Submit(ctx context.Context, promptTokens, maxTokens int) (*Requ
 // hours does not keep every arrival.
 const arrivalsKept = 4096
 
+// ErrNoArrivals is what Arrivals returns, wrapped with the reason, for a request it has no record
+// of: one never submitted, one that ended before its first chunk, or one older than the latest
+// 4096 requests to deliver a chunk.
+var ErrNoArrivals = errors.New("no arrivals recorded")
+
 // Arrivals returns when each chunk of request id was delivered: the engine's own record, which
-// tests compare with what the client instrumentation saw. It is kept for the latest 4096 requests.
-func (e *Engine) Arrivals(id uint64) []time.Time {
+// tests compare with what the client instrumentation saw. It is kept for the latest 4096 requests
+// to deliver a chunk. A request still waiting for its first chunk has none yet, and no error.
+func (e *Engine) Arrivals(id uint64) ([]time.Time, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]time.Time(nil), e.log[id]...)
+	if log, ok := e.log[id]; ok {
+		return append([]time.Time(nil), log...), nil
+	}
+	if id == 0 || id > e.nextID {
+		return nil, fmt.Errorf("request %d: %w: this server has had %d requests, numbered from 1", id, ErrNoArrivals, e.nextID)
+	}
+	for _, r := range append(e.queue[:len(e.queue):len(e.queue)], e.running...) {
+		if r.ID == id {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("request %d: %w: it ended before its first chunk, or is older than the latest %d requests, whose arrivals are kept", id, ErrNoArrivals, arrivalsKept)
 }
 
 func (e *Engine) loop() {

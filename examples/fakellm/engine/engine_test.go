@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,8 +186,8 @@ func TestSpeculativeStepsCarrySeveralTokens(t *testing.T) {
 	if total != 60 || multi == 0 || steps >= 60 {
 		t.Errorf("%d tokens in %d steps (%d multi-token); want 60 tokens in fewer steps", total, steps, multi)
 	}
-	if got := len(e.Arrivals(r.ID)); got != steps {
-		t.Errorf("the engine logged %d arrivals for %d steps", got, steps)
+	if got, err := e.Arrivals(r.ID); err != nil || len(got) != steps {
+		t.Errorf("the engine logged %d arrivals (%v) for %d steps", len(got), err, steps)
 	}
 }
 
@@ -243,13 +245,49 @@ func TestArrivalsBounded(t *testing.T) {
 	}
 	for range last.Steps {
 	}
-	if len(e.Arrivals(1)) != 0 || len(e.Arrivals(last.ID)) != 1 {
-		t.Errorf("arrivals of the first request %v, of the last %v", e.Arrivals(1), e.Arrivals(last.ID))
+	first, err := e.Arrivals(1)
+	if !errors.Is(err, ErrNoArrivals) || !strings.Contains(err.Error(), "older than the latest 4096 requests") {
+		t.Errorf("arrivals of the first request %v, %v; want it forgotten", first, err)
+	}
+	if got, err := e.Arrivals(last.ID); err != nil || len(got) != 1 {
+		t.Errorf("arrivals of the last request %v, %v", got, err)
 	}
 	e.mu.Lock()
 	n := len(e.log)
 	e.mu.Unlock()
 	if n > arrivalsKept {
 		t.Errorf("the engine keeps the arrivals of %d requests", n)
+	}
+}
+
+// TestArrivalsUnknown: a request never submitted is told apart from one that has not delivered a
+// chunk yet, which has no arrivals and no error.
+func TestArrivalsUnknown(t *testing.T) {
+	cfg := fast()
+	cfg.MaxBatch = 1
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	long, err := e.Submit(ctx, 1, 1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-long.Steps
+	waiting, err := e.Submit(ctx, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Arrivals(waiting.ID); err != nil || len(got) != 0 {
+		t.Errorf("a request waiting for the batch: %v, %v; want no arrivals and no error", got, err)
+	}
+	for _, id := range []uint64{0, waiting.ID + 1} {
+		_, err := e.Arrivals(id)
+		if !errors.Is(err, ErrNoArrivals) || !strings.Contains(err.Error(), "this server has had 2 requests") {
+			t.Errorf("request %d: %v", id, err)
+		}
 	}
 }

@@ -128,8 +128,13 @@ func (s *Server) arrivals(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var out []int64
-	for _, t := range s.eng.Arrivals(id) {
+	arrivals, err := s.eng.Arrivals(id)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	out := []int64{}
+	for _, t := range arrivals {
 		out = append(out, t.UnixNano())
 	}
 	w.Header().Set("Content-Type", "application/json")

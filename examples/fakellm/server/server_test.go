@@ -61,7 +61,10 @@ func checkAgainstEngine(t *testing.T, eng *engine.Engine, exp *tracetest.InMemor
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	d := genaispan.New(genaispan.Config{})
 	r := d.Read(span, true)
-	sent := eng.Arrivals(1)
+	sent, err := eng.Arrivals(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !r.Valid || !r.Complete || r.Timeline.Len() != len(sent) || len(sent) < 5 {
 		t.Fatalf("timeline valid %v complete %v with %d chunks; the engine delivered %d", r.Valid, r.Complete, r.Timeline.Len(), len(sent))
 	}
@@ -182,10 +185,18 @@ func TestNonStreaming(t *testing.T) {
 	}
 }
 
-// TestArrivalsID: /debug/arrivals takes a request's number or a reply's id, and a bad or missing
-// id gets a 400 that says what to give.
+// TestArrivalsID: /debug/arrivals takes a request's number or a reply's id; a bad or missing id
+// gets a 400 that says what to give, and one the server never issued a 404.
 func TestArrivalsID(t *testing.T) {
-	_, srv, _, _ := setup(t)
+	eng, srv, _, _ := setup(t)
+	for range 7 {
+		r, err := eng.Submit(context.Background(), 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range r.Steps {
+		}
+	}
 	for _, c := range []struct {
 		id, want string
 		status   int
@@ -197,6 +208,8 @@ func TestArrivalsID(t *testing.T) {
 		{"", "id is missing: give the request's number, from the " + server.RequestIDHeader, http.StatusBadRequest},
 		{"chatcmpl-7", `id "chatcmpl-7": give the request's number`, http.StatusBadRequest},
 		{"-1", `id "-1"`, http.StatusBadRequest},
+		{"8", "request 8: no arrivals recorded: this server has had 7 requests", http.StatusNotFound},
+		{"chatcmpl-fake0", "request 0: no arrivals recorded", http.StatusNotFound},
 	} {
 		resp, err := http.Get(srv.URL + "/debug/arrivals?id=" + c.id)
 		if err != nil {
