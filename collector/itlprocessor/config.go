@@ -2,7 +2,6 @@ package itlprocessor
 
 import (
 	"errors"
-	"reflect"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -33,24 +32,9 @@ var (
 	_ confmap.Unmarshaler = (*Config)(nil)
 )
 
-// wholeKeys are the settings that count something, each a whole number, and durationKeys those that
-// are durations, each written with its unit: read from Config's fields, so that none is missed.
-var wholeKeys, durationKeys = confcheck.Keys(reflect.TypeFor[Config]())
-
 // Unmarshal decodes the configuration, refusing a key that is not a setting (naming the one it
 // likely misspells), a duration written without its unit and a count with a fraction.
-func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	if err := confcheck.Unknown(conf, reflect.TypeFor[Config]()); err != nil {
-		return err
-	}
-	if err := confcheck.Units(conf, durationKeys...); err != nil {
-		return err
-	}
-	if err := confcheck.Whole(conf, wholeKeys...); err != nil {
-		return err
-	}
-	return conf.Unmarshal(c)
-}
+func (c *Config) Unmarshal(conf *confmap.Conf) error { return confcheck.Unmarshal(conf, c) }
 
 // Validate checks the configuration and says how to fix what is wrong.
 func (c *Config) Validate() error {

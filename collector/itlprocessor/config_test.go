@@ -84,3 +84,9 @@ func TestLoadConfig(t *testing.T) {
 func TestEveryCountAndDurationChecked(t *testing.T) {
 	confchecktest.EveryCountAndDuration(t, func() any { return NewFactory().CreateDefaultConfig() })
 }
+
+// TestSettingsFromVariables: the same checks hold when a setting's value, or the whole map above
+// it, comes from an environment variable, and a misspelled key inside such a map is named.
+func TestSettingsFromVariables(t *testing.T) {
+	confchecktest.FromVariables(t, func() any { return NewFactory().CreateDefaultConfig() })
+}

@@ -15,6 +15,28 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// Unmarshal decodes conf onto cfg, a pointer to a component's configuration struct, after refusing
+// a key that is not a setting (naming the one it likely misspells), a duration written without its
+// unit and a count with a fraction, each checked on the settings of cfg's type that Keys lists.
+//
+// The checks read conf with every variable's value in place: conf holds a map taken whole from a
+// variable (histogram: ${env:H}) as one value, whose keys its own lookups do not reach.
+func Unmarshal(conf *confmap.Conf, cfg any) error {
+	t := reflect.TypeOf(cfg).Elem()
+	whole, durations := Keys(t)
+	expanded := confmap.NewFromStringMap(conf.ToStringMap())
+	if err := Unknown(expanded, t); err != nil {
+		return err
+	}
+	if err := Units(expanded, durations...); err != nil {
+		return err
+	}
+	if err := Whole(expanded, whole...); err != nil {
+		return err
+	}
+	return conf.Unmarshal(cfg)
+}
+
 // Name writes a setting's key as the messages and the READMEs do: histogram.exponential.max_size
 // for confmap's histogram::exponential::max_size.
 func Name(key string) string { return strings.ReplaceAll(key, "::", ".") }

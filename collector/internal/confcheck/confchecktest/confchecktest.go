@@ -3,6 +3,7 @@
 package confchecktest
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelitl/itl/collector/internal/confcheck"
+	"github.com/otelitl/itl/collector/requiredenvprovider"
 )
 
 // EveryCountAndDuration unmarshals, onto a default configuration from newConfig, every setting of
@@ -49,3 +51,73 @@ func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 		}
 	}
 }
+
+// FromVariables does what EveryCountAndDuration does with each setting's value coming from an
+// environment variable, which holds the whole value of the setting's top-level key (for
+// histogram::exponential::max_size, histogram: ${env:V} with V={exponential: {max_size: 2.5}}), as
+// the collector resolves it; and it misspells each setting's key inside such a value, which must
+// be refused naming the setting.
+func FromVariables(t *testing.T, newConfig func() any) {
+	t.Helper()
+	whole, durations := confcheck.Keys(reflect.TypeOf(newConfig()).Elem())
+	const variable = "CONFCHECKTEST_VALUE"
+	// unmarshal resolves "top: ${env:V}" with V the rest of key set to value, in YAML's flow style.
+	unmarshal := func(key, value string) error {
+		parts := strings.Split(key, "::")
+		v := value
+		for i := len(parts) - 1; i > 0; i-- {
+			v = "{" + parts[i] + ": " + v + "}"
+		}
+		t.Setenv(variable, v)
+		yaml := parts[0] + ": ${env:" + variable + "}\n"
+		r, err := confmap.NewResolver(confmap.ResolverSettings{
+			URIs: []string{"yaml:config"},
+			ProviderFactories: []confmap.ProviderFactory{
+				confmap.NewProviderFactory(func(confmap.ProviderSettings) confmap.Provider { return yamlProvider(yaml) }),
+				requiredenvprovider.NewFactory(),
+			},
+			DefaultScheme: "env",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf, err := r.Resolve(context.Background())
+		if err != nil {
+			t.Fatalf("%s from %s=%s: %v", key, variable, v, err)
+		}
+		return conf.Unmarshal(newConfig())
+	}
+	check := func(key, value, want string) {
+		t.Helper()
+		if err := unmarshal(key, value); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %s from a variable gave %v, want an error with %q", key, value, err, want)
+		}
+	}
+	nested := 0
+	for _, k := range whole {
+		check(k, "2.5", confcheck.Name(k)+": 2.5 is not a whole number")
+	}
+	for _, k := range durations {
+		check(k, "250", confcheck.Name(k)+": 250 has no unit")
+	}
+	for _, k := range append(whole, durations...) {
+		if strings.Contains(k, "::") {
+			nested++
+			check(k+"x", "1", confcheck.Name(k+"x")+": not a setting; did you mean "+confcheck.Name(k)+"?")
+		}
+	}
+	if nested == 0 {
+		t.Logf("no nested setting: only top-level values came from a variable")
+	}
+}
+
+// yamlProvider serves its YAML for any URI of the scheme "yaml".
+type yamlProvider string
+
+func (p yamlProvider) Retrieve(context.Context, string, confmap.WatcherFunc) (*confmap.Retrieved, error) {
+	return confmap.NewRetrievedFromYAML([]byte(p))
+}
+
+func (yamlProvider) Scheme() string { return "yaml" }
+
+func (yamlProvider) Shutdown(context.Context) error { return nil }
