@@ -3,7 +3,6 @@ package itlmetricsconnector
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -148,23 +147,29 @@ const (
 	maxExemplars        = 100
 )
 
-// wholeKeys are the settings that count something, each a whole number, and durationKeys those that
-// are durations, each written with its unit: read from Config's fields, so that none is missed.
-var wholeKeys, durationKeys = confcheck.Keys(reflect.TypeFor[Config]())
-
 // Unmarshal decodes the configuration, refusing a key that is not a setting (naming the one it
 // likely misspells), a duration written without its unit and a count with a fraction.
 func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	if err := confcheck.Unknown(conf, reflect.TypeFor[Config]()); err != nil {
+	if err := bareDimensions(conf); err != nil {
 		return err
 	}
-	if err := confcheck.Units(conf, durationKeys...); err != nil {
-		return err
+	return confcheck.Unmarshal(conf, c)
+}
+
+// bareDimensions refuses a dimension written as a bare name (dimensions: [gen_ai.request.model]),
+// as exclude_dimensions lists them, with the form to write: the decoder says only that it expected
+// a map.
+func bareDimensions(conf *confmap.Conf) error {
+	list, _ := conf.ToStringMap()["dimensions"].([]any)
+	var errs []error
+	for i, d := range list {
+		switch d.(type) {
+		case map[string]any, nil:
+		default:
+			errs = append(errs, fmt.Errorf("dimensions[%d]: %v is not a dimension; write each as a map with its name (and a default, if you want one), such as - name: %v", i, d, d))
+		}
 	}
-	if err := confcheck.Whole(conf, wholeKeys...); err != nil {
-		return err
-	}
-	return conf.Unmarshal(c)
+	return errors.Join(errs...)
 }
 
 // ownAttributes are the attributes the connector puts on its data points itself, with what they
