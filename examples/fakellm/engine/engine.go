@@ -151,8 +151,15 @@ var ErrNoArrivals = errors.New("no arrivals recorded")
 
 // Arrivals returns when each chunk of request id was delivered: the engine's own record, which
 // tests compare with what the client instrumentation saw. It is kept for the latest 4096 requests
-// to deliver a chunk. A request still waiting for its first chunk has none yet, and no error.
-func (e *Engine) Arrivals(id uint64) ([]time.Time, error) {
+// to deliver a chunk; Lookup says why a request has none.
+func (e *Engine) Arrivals(id uint64) []time.Time {
+	a, _ := e.Lookup(id)
+	return a
+}
+
+// Lookup is Arrivals with an error wrapping ErrNoArrivals for a request the engine has no record
+// of. A request still waiting for its first chunk has none yet, and no error.
+func (e *Engine) Lookup(id uint64) ([]time.Time, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if log, ok := e.log[id]; ok {

@@ -186,7 +186,7 @@ func TestSpeculativeStepsCarrySeveralTokens(t *testing.T) {
 	if total != 60 || multi == 0 || steps >= 60 {
 		t.Errorf("%d tokens in %d steps (%d multi-token); want 60 tokens in fewer steps", total, steps, multi)
 	}
-	if got, err := e.Arrivals(r.ID); err != nil || len(got) != steps {
+	if got, err := e.Lookup(r.ID); err != nil || len(got) != steps {
 		t.Errorf("the engine logged %d arrivals (%v) for %d steps", len(got), err, steps)
 	}
 }
@@ -245,11 +245,11 @@ func TestArrivalsBounded(t *testing.T) {
 	}
 	for range last.Steps {
 	}
-	first, err := e.Arrivals(1)
+	first, err := e.Lookup(1)
 	if !errors.Is(err, ErrNoArrivals) || !strings.Contains(err.Error(), "older than the latest 4096 requests") {
 		t.Errorf("arrivals of the first request %v, %v; want it forgotten", first, err)
 	}
-	if got, err := e.Arrivals(last.ID); err != nil || len(got) != 1 {
+	if got, err := e.Lookup(last.ID); err != nil || len(got) != 1 {
 		t.Errorf("arrivals of the last request %v, %v", got, err)
 	}
 	e.mu.Lock()
@@ -281,11 +281,11 @@ func TestArrivalsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.Arrivals(waiting.ID); err != nil || len(got) != 0 {
+	if got, err := e.Lookup(waiting.ID); err != nil || len(got) != 0 {
 		t.Errorf("a request waiting for the batch: %v, %v; want no arrivals and no error", got, err)
 	}
 	for _, id := range []uint64{0, waiting.ID + 1} {
-		_, err := e.Arrivals(id)
+		_, err := e.Lookup(id)
 		if !errors.Is(err, ErrNoArrivals) || !strings.Contains(err.Error(), "this server has had 2 requests") {
 			t.Errorf("request %d: %v", id, err)
 		}

@@ -128,7 +128,7 @@ func (s *Server) arrivals(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	arrivals, err := s.eng.Arrivals(id)
+	arrivals, err := s.eng.Lookup(id)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
