@@ -19,7 +19,7 @@
 // read. Spans are exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL or
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: http/protobuf, the default, or grpc; _HEADERS, _TIMEOUT,
-// _INSECURE and _CERTIFICATE as the exporters read them); otherwise nothing is exported. SIGINT or
+// _INSECURE, true or false, and _CERTIFICATE as the exporters read them); otherwise nothing is exported. SIGINT or
 // SIGTERM stops the proxy: it waits up to 30 s for open streams, then flushes the spans.
 package main
 

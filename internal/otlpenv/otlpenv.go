@@ -31,11 +31,13 @@ const (
 	genericEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	tracesProtocol  = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 	genericProtocol = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	tracesInsecure  = "OTEL_EXPORTER_OTLP_TRACES_INSECURE"
+	genericInsecure = "OTEL_EXPORTER_OTLP_INSECURE"
 )
 
 // Vars are the variables that decide whether and where Tracing exports, and the service's name:
 // the ones a test clears to start from nothing.
-var Vars = []string{tracesEndpoint, genericEndpoint, tracesProtocol, genericProtocol, "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"}
+var Vars = []string{tracesEndpoint, genericEndpoint, tracesProtocol, genericProtocol, tracesInsecure, genericInsecure, "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"}
 
 // Tracing returns a TracerProvider that exports over OTLP when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 // or OTEL_EXPORTER_OTLP_ENDPOINT is set, and a no-op provider otherwise: a program nobody asked to
@@ -81,6 +83,10 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if err := checkBase(endpointVar, endpoint, proto); err != nil {
 		return nil, nil, "", err
 	}
+	insecure, err := insecureSetting()
+	if err != nil {
+		return nil, nil, "", err
+	}
 	// service is the default: OTEL_RESOURCE_ATTRIBUTES' service.name overrides it, and
 	// OTEL_SERVICE_NAME overrides both (later detectors win). Not resource.Default(): it reads the
 	// environment once per process.
@@ -98,7 +104,7 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter to %s: %w", endpoint, err)
 	}
-	desc = fmt.Sprintf("%s (%s)", exportURL(endpointVar, endpoint, proto), proto)
+	desc = fmt.Sprintf("%s (%s)", exportURL(endpointVar, endpoint, proto, insecure), proto)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v", desc, err) }))
 	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
@@ -177,6 +183,27 @@ func checkBase(variable, endpoint, proto string) error {
 	return nil
 }
 
+// insecureSetting reads OTEL_EXPORTER_OTLP_TRACES_INSECURE, else OTEL_EXPORTER_OTLP_INSECURE, as
+// the exporters do: when set, it decides between plain text and TLS over the endpoint's scheme. It
+// is nil when neither is set. The exporters read true (in any case) as true and any other value
+// as false, so that INSECURE=1 or yes would turn TLS on without a word: a value other than true or
+// false is refused.
+func insecureSetting() (*bool, error) {
+	var insecure *bool
+	for _, v := range []string{genericInsecure, tracesInsecure} { // the traces one is applied last
+		val := strings.TrimSpace(os.Getenv(v))
+		if val == "" {
+			continue
+		}
+		if !strings.EqualFold(val, "true") && !strings.EqualFold(val, "false") {
+			return nil, fmt.Errorf("%s=%q: the exporter reads true as true and any other value as false (TLS on): write true or false", v, val)
+		}
+		b := strings.EqualFold(val, "true")
+		insecure = &b
+	}
+	return insecure, nil
+}
+
 // exportURL is where the exporter sends spans, worked out from the endpoint as the exporter works
 // it out, so that the program announces the URL its spans go to: over HTTP,
 // OTEL_EXPORTER_OTLP_ENDPOINT is a base URL the exporter appends /v1/traces to, while
@@ -184,14 +211,24 @@ func checkBase(variable, endpoint, proto string) error {
 // the signal's path in the generic variable (…/v1/traces/v1/traces) shows here. Over gRPC the
 // exporter dials the host, and a unix socket as it is. endpoint has passed checkEndpoint.
 //
-// The scheme shown is the endpoint's: OTEL_EXPORTER_OTLP_INSECURE, which the exporters apply after
-// it, is not reflected.
-func exportURL(variable, endpoint, proto string) string {
+// The scheme shown is the one the exporter uses: the endpoint's, unless insecure (the INSECURE
+// variables, which the exporters apply after it) says otherwise; a gRPC target without a scheme
+// (collector:4317) goes over TLS unless insecure is true.
+func exportURL(variable, endpoint, proto string, insecure *bool) string {
 	u, err := url.Parse(endpoint)
-	if err != nil || u.Scheme == "unix" || proto == "grpc" && !strings.Contains(endpoint, "://") {
+	if err != nil || u.Scheme == "unix" {
 		return endpoint
 	}
+	if proto == "grpc" && !strings.Contains(endpoint, "://") {
+		u = &url.URL{Scheme: "https", Host: endpoint}
+	}
 	to := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	if insecure != nil {
+		to.Scheme = "https"
+		if *insecure {
+			to.Scheme = "http"
+		}
+	}
 	switch {
 	case proto == "grpc":
 		to.Path = ""

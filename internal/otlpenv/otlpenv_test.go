@@ -197,16 +197,21 @@ func TestDescIsWhereSpansGo(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer srv.Close()
-	for _, c := range []struct{ traces, generic, want string }{
-		{"", srv.URL, "/v1/traces"},
-		{"", srv.URL + "/otlp/", "/otlp/v1/traces"},
-		{srv.URL + "/custom", "", "/custom"},
-		{srv.URL, "", "/"},
-		{srv.URL + "/t", srv.URL + "/g", "/t"},
+	tlsURL := strings.Replace(srv.URL, "http://", "https://", 1)
+	for _, c := range []struct{ traces, generic, insecure, want string }{
+		{"", srv.URL, "", "/v1/traces"},
+		{"", srv.URL + "/otlp/", "", "/otlp/v1/traces"},
+		{srv.URL + "/custom", "", "", "/custom"},
+		{srv.URL, "", "", "/"},
+		{srv.URL + "/t", srv.URL + "/g", "", "/t"},
+		// INSECURE, applied after the endpoint, turns an https URL to plain HTTP: desc says http.
+		{tlsURL + "/t", "", "true", "/t"},
+		{"", tlsURL, "true", "/v1/traces"},
 	} {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.generic)
+		t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", c.insecure)
 		tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
 		if err != nil {
 			t.Fatal(err)
@@ -228,17 +233,57 @@ func TestDescIsWhereSpansGo(t *testing.T) {
 	}
 }
 
-// Over gRPC the exporter dials the endpoint's host (or the unix socket), whatever its path.
+// Over gRPC the exporter dials the endpoint's host (or the unix socket), whatever its path, over
+// TLS unless the endpoint's scheme is http or the INSECURE variables say otherwise; a target
+// without a scheme goes over TLS unless they say it is insecure.
 func TestExportURLOverGRPC(t *testing.T) {
-	for endpoint, want := range map[string]string{
-		"http://127.0.0.1:4317":        "http://127.0.0.1:4317",
-		"https://collector:4317/otlp/": "https://collector:4317",
-		"unix:///tmp/otlp.sock":        "unix:///tmp/otlp.sock",
+	yes, no := true, false
+	for _, c := range []struct {
+		endpoint string
+		insecure *bool
+		want     string
+	}{
+		{"http://127.0.0.1:4317", nil, "http://127.0.0.1:4317"},
+		{"https://collector:4317/otlp/", nil, "https://collector:4317"},
+		{"unix:///tmp/otlp.sock", nil, "unix:///tmp/otlp.sock"},
+		{"collector:4317", nil, "https://collector:4317"},
+		{"collector:4317", &yes, "http://collector:4317"},
+		{"https://collector:4317", &yes, "http://collector:4317"},
+		{"http://collector:4317", &no, "https://collector:4317"},
+		{"unix:///tmp/otlp.sock", &yes, "unix:///tmp/otlp.sock"},
 	} {
 		for _, variable := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
-			if got := exportURL(variable, endpoint, "grpc"); got != want {
-				t.Errorf("%s=%s: %s, want %s", variable, endpoint, got, want)
+			if got := exportURL(variable, c.endpoint, "grpc", c.insecure); got != c.want {
+				t.Errorf("%s=%s, insecure %v: %s, want %s", variable, c.endpoint, c.insecure, got, c.want)
 			}
+		}
+	}
+}
+
+// The INSECURE variables take true or false: the exporter reads any other value as false, which
+// turns TLS on for an INSECURE=1 meant to turn it off.
+func TestInsecureValues(t *testing.T) {
+	for _, c := range []struct{ generic, traces, wantErr string }{
+		{"1", "", `OTEL_EXPORTER_OTLP_INSECURE="1": the exporter reads true as true and any other value as false (TLS on): write true or false`},
+		{"", "yes", `OTEL_EXPORTER_OTLP_TRACES_INSECURE="yes"`},
+		{" TRUE ", "", ""},
+		{"false", "True", ""},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+		t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", c.generic)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_INSECURE", c.traces)
+		_, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
+		if c.wantErr == "" {
+			if err != nil || desc != "http://127.0.0.1:4318/v1/traces (http/protobuf)" {
+				t.Errorf("INSECURE %q, TRACES_INSECURE %q: %q, %v", c.generic, c.traces, desc, err)
+			} else {
+				_ = shutdown(context.Background())
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+			t.Errorf("INSECURE %q, TRACES_INSECURE %q: %v, want an error with %q", c.generic, c.traces, err, c.wantErr)
 		}
 	}
 }
