@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -17,20 +18,23 @@ type protocol struct {
 	env     string
 	title   string
 	example string
-	// versions are the prefixes the clients' own paths begin with, which the proxy appends to the
-	// upstream base URL as they are: an upstream that ends in one (the base URL as the SDKs take
-	// it, https://api.openai.com/v1) would get it twice, /v1/v1/chat/completions, and answer 404.
-	versions   []string
+	// version is the prefix the clients' own paths begin with, which the proxy appends to the
+	// upstream base URL as it is, and versions matches every such prefix at the end of a path: an
+	// upstream that ends in one (the base URL as the SDKs take it, https://api.openai.com/v1)
+	// would get it twice, /v1/v1/chat/completions, and answer 404. Paths are case-sensitive, but
+	// no API serves /V1 beside /v1: it is the same mistake.
+	version    string
+	versions   *regexp.Regexp
 	clientPath string // one such path, for the error
 }
 
 var protocols = []protocol{
-	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com", []string{"/v1"}, "/v1/chat/completions"},
-	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com", []string{"/v1"}, "/v1/messages"},
+	{"openai", "OTELITL_PROXY_OPENAI", "OpenAI and OpenAI-compatible", "https://api.openai.com", "/v1", regexp.MustCompile(`(?i)/v1$`), "/v1/chat/completions"},
+	{"anthropic", "OTELITL_PROXY_ANTHROPIC", "Anthropic", "https://api.anthropic.com", "/v1", regexp.MustCompile(`(?i)/v1$`), "/v1/messages"},
 	// Gemini methods are routed whatever their version: /v1/models/m:generateContent, Vertex AI's
-	// /v1beta1/projects/....
-	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com", []string{"/v1beta", "/v1alpha", "/v1beta1", "/v1"}, "/v1beta/models/MODEL:streamGenerateContent"},
-	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434", []string{"/api"}, "/api/chat"},
+	// /v1beta1/projects/..., and versions to come (/v2alpha).
+	{"gemini", "OTELITL_PROXY_GEMINI", "Gemini", "https://generativelanguage.googleapis.com", "/v1beta", regexp.MustCompile(`(?i)/v[0-9]+((alpha|beta)[0-9]*)?$`), "/v1beta/models/MODEL:streamGenerateContent"},
+	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434", "/api", regexp.MustCompile(`(?i)/api$`), "/api/chat"},
 }
 
 // flagHelp is returned after -h printed the usage.
@@ -90,7 +94,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	addr := flagEnv("addr", "OTELITL_PROXY_ADDR", "127.0.0.1:8787", "listen address, host:port (env %s); loopback by default")
 	ups := map[string]*string{}
 	for _, p := range protocols {
-		ups[p.name] = flagEnv(p.name, p.env, "", fmt.Sprintf("%s upstream base URL, without %s, e.g. %s (env %%s)", p.title, p.versions[0], p.example))
+		ups[p.name] = flagEnv(p.name, p.env, "", fmt.Sprintf("%s upstream base URL, without %s, e.g. %s (env %%s)", p.title, p.version, p.example))
 	}
 	cert := flagEnv("tls-cert", "OTELITL_PROXY_TLS_CERT", "", "serve TLS with this PEM certificate (env %s); needs -tls-key")
 	key := flagEnv("tls-key", "OTELITL_PROXY_TLS_KEY", "", "the PEM private key of -tls-cert (env %s)")
@@ -132,16 +136,14 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), shown), p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
-		for _, v := range p.versions {
-			// Paths are case-sensitive, but no API serves /V1 beside /v1: it is the same mistake.
-			if n := len(u.Path) - len(v); n >= 0 && strings.EqualFold(u.Path[n:], v) {
-				fixed := *u
-				fixed.Path = u.Path[:n]
-				fixed.RawPath = ""
-				// Redacted: the URL may carry a password, which the message would show twice.
-				return config{}, fmt.Errorf("%s: drop the trailing %s, as in %s: the proxy appends the client's own path, such as %s",
-					setting(c.name(p.name), u.Redacted()), u.Path[n:], assign(c.name(p.name), fixed.Redacted()), p.clientPath)
-			}
+		if loc := p.versions.FindStringIndex(u.Path); loc != nil {
+			n := loc[0]
+			fixed := *u
+			fixed.Path = u.Path[:n]
+			fixed.RawPath = ""
+			// Redacted: the URL may carry a password, which the message would show twice.
+			return config{}, fmt.Errorf("%s: drop the trailing %s, as in %s: the proxy appends the client's own path, such as %s",
+				setting(c.name(p.name), u.Redacted()), u.Path[n:], assign(c.name(p.name), fixed.Redacted()), p.clientPath)
 		}
 		c.upstream[p.name] = u
 	}

@@ -97,6 +97,10 @@ func TestUpstreamWithVersionPrefix(t *testing.T) {
 		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1beta"}, []string{"drop the trailing /v1beta, as in -gemini https://generativelanguage.googleapis.com:"}},
 		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v1"}, []string{"drop the trailing /v1,"}},
 		{[]string{"-gemini", "https://us-central1-aiplatform.googleapis.com/v1beta1"}, []string{"drop the trailing /v1beta1,"}},
+		{[]string{"-gemini", "https://generativelanguage.googleapis.com/v2alpha/"}, []string{"drop the trailing /v2alpha, as in -gemini https://generativelanguage.googleapis.com:"}}, // a version to come
+		{[]string{"-gemini", "https://gw.example/gemini/V1ALPHA"}, []string{"drop the trailing /V1ALPHA, as in -gemini https://gw.example/gemini:"}},
+		{[]string{"-gemini", "https://gw.example/version"}, nil},
+		{[]string{"-gemini", "https://gw.example/v1betas"}, nil},
 		{[]string{"-ollama", "http://127.0.0.1:11434/api"}, []string{"drop the trailing /api, as in -ollama http://127.0.0.1:11434:", "/api/chat"}},
 		{[]string{"-openai", "https://user:s3cret@gw.example/V1"}, []string{"drop the trailing /V1, as in -openai https://user:xxxxx@gw.example:", `-openai "https://user:xxxxx@gw.example/V1"`}},
 		{[]string{"-openai", "https://api.groq.com/openai"}, nil},
