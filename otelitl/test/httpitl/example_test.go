@@ -53,7 +53,7 @@ func ExampleNewTransport() {
 		switch kv.Key {
 		case "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model", "otelitl.chunk.count",
 			"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.response.finish_reasons":
-			fmt.Printf("%s = %s\n", kv.Key, kv.Value.Emit())
+			fmt.Printf("%s = %s\n", kv.Key, kv.Value.String())
 		}
 	}
 	chunks := 0
