@@ -62,7 +62,8 @@
 // never its message, nor free text put where a code belongs; "stream_error" otherwise); "incomplete_stream" when the body ends (or is cut) without its protocol's end
 // marker ([DONE]; response.completed or response.incomplete; message_stop; a Gemini candidate with
 // a finishReason; Ollama's "done": true); "cancelled" when the caller closes the body before the
-// end or its context is cancelled; "timeout" when its deadline passes.
+// end or its context is cancelled; "timeout" when its deadline passes; for [NewHandler], "panic"
+// when the wrapped handler panics (the panic goes on to the server).
 //
 // # Guarantees
 //
