@@ -25,9 +25,10 @@ const (
 	// ChunkOffsetsKey is, in the compact encoding, the microseconds from the span's start to each
 	// chunk's arrival (int array, non-decreasing). See [Micros].
 	ChunkOffsetsKey = attribute.Key("otelitl.chunk.offsets_us")
-	// ChunkDroppedKey is the number of chunks a generation received beyond its chunk cap and did not
-	// record (int), written only when some were dropped. Their arrivals are lost; the first chunks,
-	// and so the time to first chunk, are kept.
+	// ChunkDroppedKey is the number of chunks a generation received and did not record (int): those
+	// beyond its chunk cap, and those at an impossible time, more than [MaxDuration] away from the
+	// start. It is written only when some were dropped. Their arrivals are lost; past the cap the
+	// first chunks, and so the time to first chunk, are kept.
 	ChunkDroppedKey = attribute.Key("otelitl.chunk.dropped")
 )
 
@@ -83,9 +84,10 @@ const (
 // Bounds both sides apply, so that no value a client or a bug sends becomes an unbounded label,
 // timestamp or sum.
 const (
-	// MaxDuration is the longest generation either side accepts: a client ignores an arrival later
-	// than this after the start (ChunkAt), and the collector reads no figure from a span that lasts
-	// longer (its start is missing or wrong). Reasoning models stream for tens of minutes, not days.
+	// MaxDuration is the longest generation either side accepts: a client records no arrival more
+	// than this away from the start, after or before it (it counts it in [ChunkDroppedKey]), and the
+	// collector reads no figure from a span that lasts longer (its start is missing or wrong).
+	// Reasoning models stream for tens of minutes, not days.
 	MaxDuration = 24 * time.Hour
 	// MaxErrorTypeLength is the longest error.type either side records, in bytes; a longer one is
 	// cut on a rune boundary (invalid UTF-8 replaced).

@@ -1,6 +1,7 @@
-// Package itlprocessor provides the itl traces processor: it annotates each generation span that
-// carries a chunk timeline with its derived figures (time to first chunk, time per output token,
-// gap percentiles, the largest gap, stalls), for trace backends.
+// Package itlprocessor provides the itl traces processor: it annotates each generation span (each
+// model call) with its derived figures for trace backends: from a chunk timeline, the time to first
+// chunk, time per output token, gap percentiles, the largest gap and stalls; without one, the time
+// to first chunk another instrumentation wrote under its own name, in seconds.
 package itlprocessor
 
 import (

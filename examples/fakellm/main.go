@@ -10,8 +10,9 @@
 // (Anthropic), POST /v1beta/models/{model}:streamGenerateContent (?alt=sse) and :generateContent
 // (Gemini), POST /api/chat and /api/generate (Ollama, NDJSON), and GET /debug/arrivals?id=N, the
 // delivery time of every chunk of request N (the number is in the X-Fakellm-Request-Id response
-// header, and at the end of the reply's id: chatcmpl-fake5 is request 5), kept for the latest 4096
-// requests; a request it has no record of gets a 404.
+// header; a reply's id, chatcmpl-fake5, resp_fake5, msg_fake5 or Gemini's fake5gemini, is taken
+// for request 5 too, and Ollama's replies carry no id), kept for the latest 4096 requests; a
+// request it has no record of gets a 404.
 //
 // Every generation is recorded as a SERVER span (httpitl.NewHandler) whose timeline is when each
 // chunk was flushed to the client. The spans are exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT
