@@ -142,7 +142,8 @@ func (s *Server) arrivals(w http.ResponseWriter, r *http.Request) {
 }
 
 // replyIDPrefixes are what the reply ids put before the request's number (chatcmpl-fake5 is
-// request 5), so that an id copied from a reply works as well as the number.
+// request 5), so that an id copied from a reply works as well as the number; Gemini's puts it
+// between fake and gemini (fake5gemini).
 var replyIDPrefixes = []string{"chatcmpl-fake", "resp_fake", "msg_fake"}
 
 // requestID reads /debug/arrivals's id: the request's number, or a reply's id that carries it.
@@ -153,6 +154,9 @@ func requestID(v string) (uint64, error) {
 	n := v
 	for _, p := range replyIDPrefixes {
 		n = strings.TrimPrefix(n, p)
+	}
+	if g, ok := strings.CutPrefix(n, "fake"); ok && strings.HasSuffix(g, "gemini") { // Gemini's: fake5gemini
+		n = strings.TrimSuffix(g, "gemini")
 	}
 	id, err := strconv.ParseUint(n, 10, 64)
 	if err != nil {

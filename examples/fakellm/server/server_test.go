@@ -202,6 +202,8 @@ func TestArrivalsID(t *testing.T) {
 		{"chatcmpl-fake7", `"id":7`, http.StatusOK},
 		{"resp_fake7", `"id":7`, http.StatusOK},
 		{"msg_fake7", `"id":7`, http.StatusOK},
+		{"fake7gemini", `"id":7`, http.StatusOK},
+		{"fake7", `id "fake7"`, http.StatusBadRequest},
 		{"", "id is missing: give the request's number, from the " + server.RequestIDHeader, http.StatusBadRequest},
 		{"chatcmpl-7", `id "chatcmpl-7": give the request's number`, http.StatusBadRequest},
 		{"-1", `id "-1"`, http.StatusBadRequest},
