@@ -324,6 +324,9 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, dec *genaispan.Decoder, att
 		if !ok {
 			m := pcommon.NewMap()
 			m.PutBool(string(itlconv.OverflowKey), true)
+			if c.instance != "" { // replicas' overflow series are as distinct as their others
+				m.PutStr(string(itlconv.CollectorInstanceIDKey), c.instance)
+			}
 			s = c.newSeries(m, now)
 			c.series[overflowSeries] = s
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -698,5 +699,48 @@ func TestBatchTrimmedInPool(t *testing.T) {
 	// Taking the batch out of the pool again (it comes back first) keeps the pool from growing.
 	if allocs := testing.AllocsPerRun(1, func() { c.putBatch(b); c.batches.Get(); read() }); allocs == 0 {
 		t.Errorf("a batch put back in the pool kept the buffers of a %d-gap timeline", len(gaps))
+	}
+}
+
+// TestOverflowSeriesPerReplica: with add_instance_id, each replica's overflow series carries its
+// instance id, as its other series do, so that two replicas past the cardinality limit never write
+// the same series.
+func TestOverflowSeriesPerReplica(t *testing.T) {
+	overflowAttrs := func(replica string) map[string]any {
+		sink := new(consumertest.MetricsSink)
+		cfg := NewFactory().CreateDefaultConfig().(*Config)
+		cfg.MetricsFlushInterval = time.Hour
+		cfg.AddInstanceID = true
+		cfg.AggregationCardinalityLimit = 1
+		set := connectortest.NewNopSettings(Type)
+		set.Resource.Attributes().PutStr("service.instance.id", replica)
+		conn, err := NewFactory().CreateTracesToMetrics(context.Background(), set, cfg, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := conn.(*itlMetrics)
+		_ = c.Start(context.Background(), componenttest.NewNopHost())
+		defer func() { _ = c.Shutdown(context.Background()) }()
+		td := ptrace.NewTraces()
+		genSpan(td, "model-a", 1, 100, 10)
+		genSpan(td, "model-b", 2, 100, 10)
+		_ = c.ConsumeTraces(context.Background(), td)
+		_ = c.flush(context.Background())
+		var got map[string]any
+		forMetric(sink.AllMetrics()[0], "gen_ai.client.operation.time_to_first_chunk", func(m pmetric.Metric) {
+			for i := range m.Histogram().DataPoints().Len() {
+				a := m.Histogram().DataPoints().At(i).Attributes()
+				if _, ok := a.Get("otel.metric.overflow"); ok {
+					got = a.AsRaw()
+				}
+			}
+		})
+		return got
+	}
+	for _, replica := range []string{"replica-1", "replica-2"} {
+		want := map[string]any{"otel.metric.overflow": true, "collector.instance.id": replica}
+		if got := overflowAttrs(replica); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s's overflow series: %v, want %v", replica, got, want)
+		}
 	}
 }
