@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets the release version everywhere it is written: the requirements between the repository's
-# modules (every go.mod) and the instrumentation versions reported in scopes. Usage:
+# modules (every go.mod), the instrumentation versions reported in scopes, the distribution's
+# version (otelcol-itl --version), and the ocb manifest with the README's copy of it. Usage:
 #   scripts/set-version.sh v0.2.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +18,11 @@ for m in $mods; do
   if [ ${#edits[@]} -gt 0 ]; then (cd "$m" && go mod edit "${edits[@]}"); fi
 done
 plain=${v#v}
-sed -i "s/^const Version = \".*\"/const Version = \"$plain\"/" otelitl/version.go collector/itlmetricsconnector/factory.go
-echo "set $v in every go.mod, otelitl/version.go and the itl_metrics connector; now run make check"
+sed -i "s/^const Version = \".*\"/const Version = \"$plain\"/" otelitl/version.go collector/itlmetricsconnector/factory.go cmd/otelcol-itl/main.go
+# The ocb manifest and the README's copy of it: the collector module's gomod lines, and the
+# distribution's own version.
+sed -i -E "s#(gomod: github.com/otelitl/itl/[a-z/]+) v[0-9][^ ]*#\1 $v#" exporter-config/builder-config.yaml README.md
+sed -i -E "s/^(  version: )[0-9][^ ]*$/\1$plain/" exporter-config/builder-config.yaml
+left=$(grep -nE "github.com/otelitl/itl/[a-z/]+ v[0-9]" exporter-config/builder-config.yaml README.md | grep -v " $v" || true)
+[ -z "$left" ] || { echo "set-version: these still name another version:" >&2; echo "$left" >&2; exit 1; }
+echo "set $v in every go.mod, otelitl/version.go, the itl_metrics connector, otelcol-itl's Version, the ocb manifest and the README's copy of it; now run make check"
