@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -282,6 +283,23 @@ func TestSecretsAndEndpointsAreRequired(t *testing.T) {
 				}
 			})
 		}
+		// All of them missing at once: one error names each, so that a config needing several is
+		// not started once per variable to learn them.
+		t.Run(c.path+"/all", func(t *testing.T) {
+			setConfigEnv(t)
+			for name := range required {
+				t.Setenv(name, "")
+			}
+			err := dryRun(t, "file:"+filepath.Join("..", "..", "exporter-config", c.path))
+			if n := len(required); n > 1 && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d environment variables this configuration needs are missing:", n))) {
+				t.Errorf("with all %d unset: %v", n, err)
+			}
+			for name := range required {
+				if err == nil || !strings.Contains(err.Error(), "environment variable "+name+" is empty") {
+					t.Errorf("with all unset: error %v, want it to name %s", err, name)
+				}
+			}
+		})
 	}
 }
 

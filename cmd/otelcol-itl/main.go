@@ -29,6 +29,9 @@ const Version = "0.1.0"
 
 // Settings returns the collector settings of the distribution.
 func Settings() otelcol.CollectorSettings {
+	// The env provider with its converter: a config missing several required variables fails
+	// naming them all, not one a start.
+	env, missing := requiredenvprovider.NewFactories()
 	return otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{
 			Command:     "otelcol-itl",
@@ -40,10 +43,11 @@ func Settings() otelcol.CollectorSettings {
 			ResolverSettings: confmap.ResolverSettings{
 				ProviderFactories: []confmap.ProviderFactory{
 					fileprovider.NewFactory(),
-					requiredenvprovider.NewFactory(), // the "env" scheme, with ${env:NAME:?message}
+					env, // the "env" scheme, with ${env:NAME:?message}
 					yamlprovider.NewFactory(),
 				},
-				DefaultScheme: "env",
+				ConverterFactories: []confmap.ConverterFactory{missing},
+				DefaultScheme:      "env",
 			},
 		},
 	}

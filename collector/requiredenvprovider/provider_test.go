@@ -2,6 +2,7 @@ package requiredenvprovider
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -93,5 +94,117 @@ func TestEmptyTakesDefault(t *testing.T) {
 				t.Errorf("%s: the line's fields %v, want the name and the default", c.uri, f)
 			}
 		}
+	}
+}
+
+// yamlProvider serves its YAML for any URI of the scheme "yaml".
+type yamlProvider string
+
+func (p yamlProvider) Retrieve(context.Context, string, confmap.WatcherFunc) (*confmap.Retrieved, error) {
+	return confmap.NewRetrievedFromYAML([]byte(p))
+}
+
+func (yamlProvider) Scheme() string { return "yaml" }
+
+func (yamlProvider) Shutdown(context.Context) error { return nil }
+
+// resolve resolves yaml with the provider pair of NewFactories.
+func resolve(t *testing.T, yaml string) (*confmap.Conf, error) {
+	t.Helper()
+	env, conv := NewFactories()
+	r, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs: []string{"yaml:config"},
+		ProviderFactories: []confmap.ProviderFactory{
+			confmap.NewProviderFactory(func(confmap.ProviderSettings) confmap.Provider { return yamlProvider(yaml) }),
+			env,
+		},
+		ConverterFactories: []confmap.ConverterFactory{conv},
+		DefaultScheme:      "env",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Resolve(context.Background())
+}
+
+// TestEveryMissingNamedAtOnce: with NewFactories, a configuration missing several required
+// variables fails naming each once, in the order they are referenced, where NewFactory stops at
+// the first; one missing variable gets NewFactory's message; none missing resolves as NewFactory
+// does.
+func TestEveryMissingNamedAtOnce(t *testing.T) {
+	const yaml = `exporters:
+  otlphttp:
+    endpoint: ${env:RE_URL:?set RE_URL to the backend URL}
+    headers: {authorization: "Bearer ${env:RE_TOKEN:?set RE_TOKEN to the token}"}
+  tls:
+    cert_file: ${env:RE_CERT:?}
+    key_file: ${env:RE_CERT:?}
+    port: ${env:RE_PORT:-4318}
+`
+	t.Setenv("RE_URL", "")
+	os.Unsetenv("RE_URL")
+	t.Setenv("RE_TOKEN", " ")
+	t.Setenv("RE_CERT", "")
+	os.Unsetenv("RE_CERT")
+	_, err := resolve(t, yaml)
+	want := "3 environment variables this configuration needs are missing:\n" +
+		"  environment variable RE_URL is unset: set RE_URL to the backend URL\n" +
+		"  environment variable RE_TOKEN is empty: set RE_TOKEN to the token\n" +
+		"  environment variable RE_CERT is unset: this configuration needs it"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %v, want one ending in\n%s", err, want)
+	}
+
+	t.Setenv("RE_URL", "http://backend:4318")
+	t.Setenv("RE_CERT", "/tls/cert.pem")
+	_, err = resolve(t, yaml)
+	if err == nil || !strings.HasSuffix(err.Error(), ": environment variable RE_TOKEN is empty: set RE_TOKEN to the token") {
+		t.Errorf("one missing: %v", err)
+	}
+
+	t.Setenv("RE_TOKEN", "s3cret")
+	conf, err := resolve(t, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]any{
+		"exporters::otlphttp::endpoint":               "http://backend:4318",
+		"exporters::otlphttp::headers::authorization": "Bearer s3cret",
+		"exporters::tls::cert_file":                   "/tls/cert.pem",
+		"exporters::tls::port":                        4318,
+	} {
+		if got := conf.Get(key); got != want {
+			t.Errorf("%s = %#v, want %#v", key, got, want)
+		}
+	}
+}
+
+// TestMissingForgottenAfterReport: one resolver resolving again (as the collector does on a
+// reload) reports only what is missing then.
+func TestMissingForgottenAfterReport(t *testing.T) {
+	env, conv := NewFactories()
+	r, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs: []string{"yaml:config"},
+		ProviderFactories: []confmap.ProviderFactory{
+			confmap.NewProviderFactory(func(confmap.ProviderSettings) confmap.Provider {
+				return yamlProvider("a: ${env:RE_A:?}\nb: ${env:RE_B:?}\n")
+			}),
+			env,
+		},
+		ConverterFactories: []confmap.ConverterFactory{conv},
+		DefaultScheme:      "env",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RE_A", "")
+	t.Setenv("RE_B", "")
+	if _, err := r.Resolve(context.Background()); err == nil || !strings.Contains(err.Error(), "2 environment variables") {
+		t.Errorf("first resolution: %v", err)
+	}
+	t.Setenv("RE_A", "a")
+	t.Setenv("RE_B", "b")
+	if conf, err := r.Resolve(context.Background()); err != nil || conf.Get("a") != "a" {
+		t.Errorf("second resolution: %v, %v", conf, err)
 	}
 }
