@@ -13,6 +13,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"go.opentelemetry.io/collector/component"
@@ -20,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/otelcol"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/otelitl/itl/collector/requiredenvprovider"
 )
@@ -54,11 +57,27 @@ func Settings() otelcol.CollectorSettings {
 }
 
 func main() {
-	cmd := otelcol.NewCommand(Settings())
+	set := Settings()
+	if len(os.Args) > 1 && os.Args[1] == "validate" {
+		set.LoggingOptions = append(set.LoggingOptions, validateLog(os.Stderr))
+	}
+	cmd := otelcol.NewCommand(set)
 	// The error is printed once, here: cobra prints it by default, and log.Fatal would print it again.
 	cmd.SilenceErrors = true
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
+}
+
+// validateLog shows validate's users what the configuration providers log while it resolves: that
+// a variable's default took over from an empty value, or that a variable is unset. The collector
+// holds those lines until its own logger starts, which validate never does, so that they were
+// lost.
+func validateLog(w io.Writer) zap.Option {
+	return zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		enc := zap.NewDevelopmentEncoderConfig()
+		enc.TimeKey, enc.CallerKey = "", ""
+		return zapcore.NewTee(c, zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), zapcore.InfoLevel))
+	})
 }

@@ -208,3 +208,40 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 		t.Errorf("the error is printed %d times, want once, after \"Error: \":\n%s", n, out)
 	}
 }
+
+// TestValidateShowsProviderLog: validate prints what the env provider logs while resolving (here,
+// that an empty variable's default took over), which the collector holds until its own logger
+// starts, which validate never does; a config without such a line validates silently.
+func TestValidateShowsProviderLog(t *testing.T) {
+	if cfg := os.Getenv("OTELCOL_ITL_TEST_VALIDATE_CONFIG"); cfg != "" {
+		os.Args = []string{"otelcol-itl", "validate", "--config", cfg}
+		main()
+		return
+	}
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {grpc: {endpoint: "${env:ITL_TEST_GRPC_ENDPOINT:-127.0.0.1:4317}"}}}}
+exporters: {debug: {}}
+service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		value string
+		want  string
+	}{
+		{"", `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`},
+		{"127.0.0.1:4317", ""},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestValidateShowsProviderLog$")
+		cmd.Env = append(os.Environ(), "OTELCOL_ITL_TEST_VALIDATE_CONFIG="+cfg, "ITL_TEST_GRPC_ENDPOINT="+c.value)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q: %v\n%s", c.value, err, out)
+		}
+		got := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(out)), "PASS"))
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q: validate printed\n%s\nwant %q", c.value, got, c.want)
+		}
+	}
+}
