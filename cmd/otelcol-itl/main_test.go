@@ -245,3 +245,38 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 		}
 	}
 }
+
+// TestOneVersion: every place the release version is written agrees, as scripts/set-version.sh
+// writes it: the distribution's Version, the client library's and the connector's scope versions,
+// and the ocb manifest's otelitl entries and dist.version with the README's copy of them.
+func TestOneVersion(t *testing.T) {
+	read := func(path string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	constVersion := regexp.MustCompile(`(?m)^const Version = "([^"]*)"`)
+	for _, path := range []string{"otelitl/version.go", "collector/itlmetricsconnector/factory.go"} {
+		m := constVersion.FindStringSubmatch(read(path))
+		if m == nil || m[1] != Version {
+			t.Errorf("%s: Version %v, want %s as cmd/otelcol-itl's", path, m, Version)
+		}
+	}
+	gomod := regexp.MustCompile(`gomod: github.com/otelitl/itl/[a-z/]+ v(\S+)`)
+	for _, path := range []string{"exporter-config/builder-config.yaml", "README.md"} {
+		ms := gomod.FindAllStringSubmatch(read(path), -1)
+		if len(ms) == 0 {
+			t.Errorf("%s: no otelitl gomod entry", path)
+		}
+		for _, m := range ms {
+			if m[1] != Version {
+				t.Errorf("%s: %q, want v%s", path, m[0], Version)
+			}
+		}
+	}
+	if m := regexp.MustCompile(`(?m)^  version: (\S+)$`).FindStringSubmatch(read("exporter-config/builder-config.yaml")); m == nil || m[1] != Version {
+		t.Errorf("builder-config.yaml: dist.version %v, want %s", m, Version)
+	}
+}
