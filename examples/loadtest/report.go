@@ -408,7 +408,7 @@ func writeReport(w io.Writer, d reportData) error {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{"duration": view.Duration}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>otelitl load test report</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right;white-space:nowrap}figure{display:inline-block;margin:1em 1em 0 0}dt{font-weight:bold;display:inline}dd{display:inline;margin:0 1.5em 0 .3em}</style>
+<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right;white-space:nowrap}th{white-space:normal}figure{display:inline-block;margin:1em 1em 0 0;max-width:100%}figure svg{max-width:100%;height:auto}dt{font-weight:bold;display:inline}dd{display:inline;margin:0 1.5em 0 .3em}</style>
 </head><body>
 <h1>otelitl load test</h1>
 <p>{{.Config}}. The table comes from the itl_metrics connector's metrics; the charts from the generation spans' timelines.</p>
