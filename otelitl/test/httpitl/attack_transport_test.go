@@ -49,3 +49,24 @@ func TestAttackSplitAtEveryByte(t *testing.T) {
 		run(fmt.Sprintf("cut at %d (%q|%q)", i, splitStream[max(0, i-6):i], splitStream[i:min(len(splitStream), i+6)]), cutRT{base: tr, cuts: []int{i}})
 	}
 }
+
+// TestAttackBOM: the EventSource specification ignores one leading U+FEFF byte order mark. A
+// stream that starts with one must give the span it gives without, however the BOM is cut.
+func TestAttackBOM(t *testing.T) {
+	const bom = "\xEF\xBB\xBF"
+	stream := bom + `data: {"id":"c1","model":"m-é","choices":[{"index":0,"delta":{"content":"first"}}]}` + "\n\n" + splitStream
+	srv := serveRaw(t, "text/event-stream", stream)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	for _, cuts := range [][]int{nil, {1}, {2}, {3}, {1, 2, 3, 4}} {
+		c, exp := tracedOver(t, cutRT{base: tr, cuts: cuts})
+		_, got, err := post(context.Background(), t, c, srv.URL+"/v1/chat/completions", chatReq)
+		if err != nil || string(got) != stream {
+			t.Fatalf("cuts %v: the caller got %q, %v", cuts, got, err)
+		}
+		a := attrsOf(waitSpans(t, exp, 1)[0])
+		if n := a["otelitl.chunk.count"].AsInt64(); n != 5 {
+			t.Errorf("cuts %v: %d chunks, want 5: the event after the BOM was not read", cuts, n)
+		}
+	}
+}
