@@ -120,10 +120,16 @@ func statusError(code int) error {
 	return wrap.Status(fmt.Errorf("httpitl: HTTP %d %s", code, http.StatusText(code)), code)
 }
 
-// ctxErr prefers the context's error (cancelled, timeout) to the error it caused.
+// ctxErr prefers the context's error (cancelled, timeout) to the error it caused. A context whose
+// deadline has passed is taken as timed out even before it says so: http.Client's Timeout cancels
+// a RoundTripper it does not know (this one) through Request.Cancel, on a timer of its own for the
+// same instant as the context's deadline, and the failure it causes may come first.
 func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
 	}
 	return err
 }
@@ -161,19 +167,20 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readErr names a failed read: an error event seen before it, the context's end, or a body cut off
-// (io.ErrUnexpectedEOF: incomplete_stream).
+// readErr names a failed read: an error event seen before it, or the reply's end marker (what
+// fails after it is no failure of the reply); the context's end; else a body cut off
+// (io.ErrUnexpectedEOF, a connection or HTTP/2 stream reset, ...): incomplete_stream.
 func (b *body) readErr(err error) error {
-	if b.o.errType != "" {
+	if b.o.errType != "" || b.o.ended {
 		return b.o.failure()
 	}
-	if cerr := b.ctx.Err(); cerr != nil {
+	if cerr := ctxErr(b.ctx, nil); cerr != nil {
 		return cerr
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &wrap.TypedError{Err: err, Type: incompleteError{}.ErrorType()}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err // named cancelled or timeout
 	}
-	return err
+	return &wrap.TypedError{Err: err, Type: incompleteError{}.ErrorType()}
 }
 
 func (b *body) Close() error {
