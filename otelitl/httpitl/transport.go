@@ -143,9 +143,10 @@ type body struct {
 	ctx  context.Context
 	stop func() bool
 
-	mu   sync.Mutex
-	o    *observer
-	done bool
+	mu      sync.Mutex
+	o       *observer
+	done    bool
+	closing bool // Close was called: a read it makes fail is the caller giving up
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -177,6 +178,9 @@ func (b *body) readErr(err error) error {
 	if cerr := ctxErr(b.ctx, nil); cerr != nil {
 		return cerr
 	}
+	if b.closing {
+		return wrap.ErrClosedEarly // the caller closed the body while another goroutine read it
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err // named cancelled or timeout
 	}
@@ -184,6 +188,9 @@ func (b *body) readErr(err error) error {
 }
 
 func (b *body) Close() error {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
 	err := b.rc.Close()
 	b.mu.Lock()
 	if !b.done {
