@@ -152,12 +152,12 @@ func TestAttackTrailers(t *testing.T) {
 	}
 }
 
-// TestAttackConcurrent: one transport shared by 300 goroutines at once, over HTTP/1.1 and HTTP/2,
+// TestAttackConcurrent: one transport shared by 200 goroutines at once, over HTTP/1.1 and HTTP/2,
 // each call doing something else with its stream: reading it whole, closing it early, cancelling
 // its context while another goroutine reads, closing it while another goroutine reads. Every call
 // gets one span with the right name and its bytes unchanged; nothing leaks. Run with -race.
 func TestAttackConcurrent(t *testing.T) {
-	const n = 300
+	const n = 200
 	long := strings.Repeat("data: "+chunkA+"\n\n", 20) + stopDone
 	for _, h2 := range []bool{false, true} {
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
