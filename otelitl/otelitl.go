@@ -105,7 +105,8 @@ type Request struct {
 	Operation string
 	// Provider is gen_ai.provider.name, such as "openai", "anthropic" or "gcp.vertex_ai".
 	Provider string
-	// Model is gen_ai.request.model.
+	// Model is gen_ai.request.model. A value longer than 256 bytes is cut on a rune boundary, and
+	// invalid UTF-8 replaced.
 	Model string
 	// ServerAddress and ServerPort are server.address and server.port. An empty address is
 	// omitted, and so is one longer than a host name can be (255 bytes) and a port outside
@@ -165,9 +166,12 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 	if op == "" {
 		op = string(genaiconv.OperationNameChat)
 	}
+	// The model may come from whoever sent the request (httpitl reads it from the body or a
+	// Gemini URL): bounded as the provider's values are.
+	model := truncate(req.Model, maxValueLength)
 	name := op
-	if req.Model != "" {
-		name = op + " " + req.Model
+	if model != "" {
+		name = op + " " + model
 	}
 
 	kind := req.Kind
@@ -180,8 +184,8 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 	if req.Provider != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(req.Provider))
 	}
-	if req.Model != "" {
-		attrs = append(attrs, semconv.GenAIRequestModel(req.Model))
+	if model != "" {
+		attrs = append(attrs, semconv.GenAIRequestModel(model))
 	}
 	if !req.NonStreaming {
 		attrs = append(attrs, semconv.GenAIRequestStream(true))
@@ -216,7 +220,7 @@ func (in *Instrumentation) Start(ctx context.Context, req Request) (context.Cont
 		start:     start,
 		operation: op,
 		provider:  req.Provider,
-		model:     req.Model,
+		model:     model,
 		address:   address,
 		port:      port,
 		server:    kind == trace.SpanKindServer,

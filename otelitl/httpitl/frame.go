@@ -61,14 +61,15 @@ func (f *framer) eof() {
 // maxEventName bounds the SSE event name kept: the names the protocols use are short.
 const maxEventName = 64
 
-// sseParser follows the EventSource specification's parsing rules: lines end in CRLF, LF or CR;
-// a line starting with ':' is a comment; "field: value" drops one space after the colon; data
+// sseParser follows the EventSource specification's parsing rules: one leading U+FEFF byte order
+// mark is ignored; lines end in CRLF, LF or CR; a line starting with ':' is a comment; "field: value" drops one space after the colon; data
 // lines are joined with LF; a blank line dispatches the event. Only the data and event fields are
 // kept.
 type sseParser struct {
 	max  int
 	emit emitFunc
 
+	bom       int  // bytes of a leading byte order mark seen; len(bom) once past the stream's start
 	lastCR    bool // the previous byte was CR: an LF right after it ends no second line
 	nonEmpty  bool // the current line has bytes
 	state     uint8
@@ -95,7 +96,20 @@ const (
 	kindEvent
 )
 
+// bom is U+FEFF in UTF-8, which a stream may start with.
+const bom = "\xEF\xBB\xBF"
+
 func (s *sseParser) feed(p []byte) {
+	for s.bom < len(bom) && len(p) > 0 {
+		if p[0] != bom[s.bom] {
+			seen := s.bom
+			s.bom = len(bom)
+			s.feed([]byte(bom[:seen])) // the start of a BOM and then not: plain bytes
+			break
+		}
+		s.bom++
+		p = p[1:]
+	}
 	for len(p) > 0 {
 		if s.lastCR {
 			s.lastCR = false

@@ -94,6 +94,10 @@ func TestSSE(t *testing.T) {
 		{"event without data is not dispatched", "event: ping\n\ndata: x\n\n", []ev{{"", "x", false}}},
 		{"unterminated last event dropped", "data: x\n\ndata: y\n", []ev{{"", "x", false}}},
 		{"blank lines only", "\n\n\r\n\r\n", nil},
+		{"leading BOM ignored", "\xEF\xBB\xBFdata: x\n\n", []ev{{"", "x", false}}},
+		{"one BOM only", "\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n", []ev{{"", "y", false}}},
+		{"BOM cut short", "\xEF\xBBdata: x\n\ndata: y\n\n", []ev{{"", "y", false}}},
+		{"BOM past the start", "data: x\n\n\xEF\xBB\xBFdata: y\n\ndata: z\n\n", []ev{{"", "x", false}, {"", "z", false}}},
 		{"binary junk", "\x00\xff\xfe:\x01\n\ndata: \x00\xff\n\n", []ev{{"", "\x00\xff", false}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkEverySplit(t, framingSSE, 1<<20, tc.in, tc.want) })

@@ -120,10 +120,16 @@ func statusError(code int) error {
 	return wrap.Status(fmt.Errorf("httpitl: HTTP %d %s", code, http.StatusText(code)), code)
 }
 
-// ctxErr prefers the context's error (cancelled, timeout) to the error it caused.
+// ctxErr prefers the context's error (cancelled, timeout) to the error it caused. A context whose
+// deadline has passed is taken as timed out even before it says so: http.Client's Timeout cancels
+// a RoundTripper it does not know (this one) through Request.Cancel, on a timer of its own for the
+// same instant as the context's deadline, and the failure it causes may come first.
 func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
 	}
 	return err
 }
@@ -137,9 +143,10 @@ type body struct {
 	ctx  context.Context
 	stop func() bool
 
-	mu   sync.Mutex
-	o    *observer
-	done bool
+	mu      sync.Mutex
+	o       *observer
+	done    bool
+	closing bool // Close was called: a read it makes fail is the caller giving up
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -161,22 +168,29 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readErr names a failed read: an error event seen before it, the context's end, or a body cut off
-// (io.ErrUnexpectedEOF: incomplete_stream).
+// readErr names a failed read: an error event seen before it, or the reply's end marker (what
+// fails after it is no failure of the reply); the context's end; else a body cut off
+// (io.ErrUnexpectedEOF, a connection or HTTP/2 stream reset, ...): incomplete_stream.
 func (b *body) readErr(err error) error {
-	if b.o.errType != "" {
+	if b.o.errType != "" || b.o.ended {
 		return b.o.failure()
 	}
-	if cerr := b.ctx.Err(); cerr != nil {
+	if cerr := ctxErr(b.ctx, nil); cerr != nil {
 		return cerr
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &wrap.TypedError{Err: err, Type: incompleteError{}.ErrorType()}
+	if b.closing {
+		return wrap.ErrClosedEarly // the caller closed the body while another goroutine read it
 	}
-	return err
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err // named cancelled or timeout
+	}
+	return &wrap.TypedError{Err: err, Type: incompleteError{}.ErrorType()}
 }
 
 func (b *body) Close() error {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
 	err := b.rc.Close()
 	b.mu.Lock()
 	if !b.done {

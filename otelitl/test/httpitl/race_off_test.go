@@ -1,0 +1,5 @@
+//go:build !race
+
+package httpitl_test
+
+const raceOn = false
