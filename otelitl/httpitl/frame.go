@@ -62,9 +62,9 @@ func (f *framer) eof() {
 const maxEventName = 64
 
 // sseParser follows the EventSource specification's parsing rules: one leading U+FEFF byte order
-// mark is ignored; lines end in CRLF, LF or CR; a line starting with ':' is a comment; "field: value" drops one space after the colon; data
-// lines are joined with LF; a blank line dispatches the event. Only the data and event fields are
-// kept.
+// mark is ignored; lines end in CRLF, LF or CR; a line starting with ':' is a comment;
+// "field: value" drops one space after the colon; data lines are joined with LF; a blank line
+// dispatches the event. Only the data and event fields are kept.
 type sseParser struct {
 	max  int
 	emit emitFunc
