@@ -58,7 +58,7 @@ func Settings() otelcol.CollectorSettings {
 
 func main() {
 	set := Settings()
-	if len(os.Args) > 1 && os.Args[1] == "validate" {
+	if isValidate(os.Args[1:]) {
 		set.LoggingOptions = append(set.LoggingOptions, validateLog(os.Stderr))
 	}
 	cmd := otelcol.NewCommand(set)
@@ -68,6 +68,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
+}
+
+// isValidate reports whether args run the validate subcommand, as cobra finds it: after the
+// flags too (otelcol-itl --config c.yaml validate), not only first.
+func isValidate(args []string) bool {
+	cmd, _, err := otelcol.NewCommand(Settings()).Find(args)
+	return err == nil && cmd.Name() == "validate"
 }
 
 // validateLog shows validate's users what the configuration providers log while it resolves: that

@@ -185,6 +185,9 @@ func TestReceiversStayOnLoopbackOrUseTLS(t *testing.T) {
 func TestConfigErrorPrintedOnce(t *testing.T) {
 	if cfg := os.Getenv("OTELCOL_ITL_TEST_MAIN_CONFIG"); cfg != "" {
 		os.Args = []string{"otelcol-itl", "validate", "--config", cfg}
+		if os.Getenv("OTELCOL_ITL_TEST_VALIDATE_FLAGS_FIRST") != "" { // cobra takes the flags before it too
+			os.Args = []string{"otelcol-itl", "--config", cfg, "validate"}
+		}
 		main()
 		return
 	}
@@ -215,6 +218,9 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 func TestValidateShowsProviderLog(t *testing.T) {
 	if cfg := os.Getenv("OTELCOL_ITL_TEST_VALIDATE_CONFIG"); cfg != "" {
 		os.Args = []string{"otelcol-itl", "validate", "--config", cfg}
+		if os.Getenv("OTELCOL_ITL_TEST_VALIDATE_FLAGS_FIRST") != "" { // cobra takes the flags before it too
+			os.Args = []string{"otelcol-itl", "--config", cfg, "validate"}
+		}
 		main()
 		return
 	}
@@ -227,21 +233,24 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		value string
-		want  string
+		value      string
+		flagsFirst string
+		want       string
 	}{
-		{"", `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`},
-		{"127.0.0.1:4317", ""},
+		{"", "", `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`},
+		{"", "1", `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`},
+		{"127.0.0.1:4317", "", ""},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestValidateShowsProviderLog$")
-		cmd.Env = append(os.Environ(), "OTELCOL_ITL_TEST_VALIDATE_CONFIG="+cfg, "ITL_TEST_GRPC_ENDPOINT="+c.value)
+		cmd.Env = append(os.Environ(), "OTELCOL_ITL_TEST_VALIDATE_CONFIG="+cfg, "ITL_TEST_GRPC_ENDPOINT="+c.value,
+			"OTELCOL_ITL_TEST_VALIDATE_FLAGS_FIRST="+c.flagsFirst)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q: %v\n%s", c.value, err, out)
+			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q (flags first: %q): %v\n%s", c.value, c.flagsFirst, err, out)
 		}
 		got := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(out)), "PASS"))
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
-			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q: validate printed\n%s\nwant %q", c.value, got, c.want)
+			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q (flags first: %q): validate printed\n%s\nwant %q", c.value, c.flagsFirst, got, c.want)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 
@@ -59,52 +60,108 @@ func newFactory(m *missing) confmap.ProviderFactory {
 // every required variable that is missing in one error, where the provider alone stops at the
 // first: the collector resolves a configuration's references one at a time, so that a config
 // needing four variables would otherwise be started four times to learn them. The provider
-// notes a missing variable and stands a placeholder in for its value; the converter, which the
-// resolver runs once every reference is resolved, fails the configuration naming each of them,
-// so that no placeholder ever reaches a component. Give both to the same ResolverSettings (the
-// provider without the converter would let placeholders through), to one resolver at a time.
+// stands a placeholder in for a missing variable's value, the error it would have returned in
+// angle brackets; the converter, which the resolver runs once every reference is resolved, looks
+// for those placeholders in the configuration and fails it naming each variable, so that no
+// placeholder ever reaches a component. Give both to the same ResolverSettings (the provider
+// without the converter would let placeholders through).
+//
+// The converter judges the configuration it is given, not what the provider saw: a resolution
+// that fails before it (in a provider a placeholder was given to, ${file:${env:NAME:?}}, whose
+// error then carries the placeholder, so the variable and its message) leaves nothing behind, and
+// resolvers sharing the pair, or resolving at once, do not see each other's variables.
 func NewFactories() (confmap.ProviderFactory, confmap.ConverterFactory) {
-	m := &missing{}
+	m := &missing{errs: map[string]missingVar{}}
 	return newFactory(m), confmap.NewConverterFactory(func(confmap.ConverterSettings) confmap.Converter { return m })
 }
 
-// missing collects the required variables found missing while a configuration resolves.
+// missing knows the placeholders its provider has handed out, each with its variable's error.
+// It only grows, by one entry per distinct variable, state and message a configuration writes.
 type missing struct {
-	mu    sync.Mutex
-	names []string
-	errs  map[string]error
+	mu   sync.Mutex
+	errs map[string]missingVar // by placeholder
 }
 
-func (m *missing) add(name string, err error) {
+type missingVar struct {
+	name string
+	err  error
+}
+
+// placeholder notes err, the error of the missing variable name, and returns the value that
+// stands in for the variable.
+func (m *missing) placeholder(name string, err error) string {
+	p := "<" + err.Error() + ">"
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.errs == nil {
-		m.errs = map[string]error{}
+	if _, ok := m.errs[p]; !ok {
+		m.errs[p] = missingVar{name, err}
 	}
-	if _, ok := m.errs[name]; !ok { // a variable referenced twice is named once
-		m.names = append(m.names, name)
-		m.errs[name] = err
-	}
+	return p
 }
 
-// Convert fails the configuration when a required variable was missing, naming every one, and
-// forgets them, ready for the next resolution.
-func (m *missing) Convert(context.Context, *confmap.Conf) error {
+// Convert fails the configuration when it holds a placeholder, naming every missing variable
+// once, in the order of the keys holding them.
+func (m *missing) Convert(_ context.Context, conf *confmap.Conf) error {
 	m.mu.Lock()
-	names, errs := m.names, m.errs
-	m.names, m.errs = nil, nil
+	known := make(map[string]missingVar, len(m.errs))
+	for p, v := range m.errs {
+		known[p] = v
+	}
 	m.mu.Unlock()
-	switch len(names) {
+	if len(known) == 0 {
+		return nil
+	}
+	var errs []error
+	named := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			// Several in one value (a URL built of two variables): in the order written.
+			type at struct {
+				i int
+				v missingVar
+			}
+			var found []at
+			for p, mv := range known {
+				if i := strings.Index(v, p); i >= 0 {
+					found = append(found, at{i, mv})
+				}
+			}
+			sort.Slice(found, func(a, b int) bool { return found[a].i < found[b].i })
+			for _, f := range found {
+				if !named[f.v.name] { // a variable referenced twice is named once
+					named[f.v.name] = true
+					errs = append(errs, f.v.err)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(v[k])
+			}
+		}
+	}
+	walk(conf.ToStringMap())
+	switch len(errs) {
 	case 0:
 		return nil
 	case 1:
-		return errs[names[0]]
+		return errs[0]
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d environment variables this configuration needs are missing:", len(names))
-	for _, n := range names {
+	fmt.Fprintf(&b, "%d environment variables this configuration needs are missing:", len(errs))
+	for _, err := range errs {
 		b.WriteString("\n  ")
-		b.WriteString(errs[n].Error())
+		b.WriteString(err.Error())
 	}
 	return errors.New(b.String())
 }
@@ -133,10 +190,10 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 		if p.missing == nil {
 			return nil, err
 		}
-		p.missing.add(ref.name, err)
-		// A value no component sees (the converter fails the configuration first), readable in
-		// any error a provider it is nested in (${file:${env:NAME:?}}) might give.
-		return confmap.NewRetrieved("<" + ref.name + " is " + state + ">")
+		// A value no component sees (the converter fails the configuration holding it), which
+		// names the variable and the message in any error a provider it is given to
+		// (${file:${env:NAME:?}}) returns.
+		return confmap.NewRetrieved(p.missing.placeholder(ref.name, err))
 	case strings.TrimSpace(val) == "" && ref.def != nil:
 		// Unset or empty, as in a shell: the collector's envprovider keeps a variable set to "",
 		// but a variable passed on empty (a compose file's NAME=${NAME}) would then turn a

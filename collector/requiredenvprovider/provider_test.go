@@ -2,6 +2,7 @@ package requiredenvprovider
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -206,5 +207,111 @@ func TestMissingForgottenAfterReport(t *testing.T) {
 	t.Setenv("RE_B", "b")
 	if conf, err := r.Resolve(context.Background()); err != nil || conf.Get("a") != "a" {
 		t.Errorf("second resolution: %v, %v", conf, err)
+	}
+}
+
+// funcProvider serves the scheme with fn, given the URI's opaque part.
+type funcProvider struct {
+	scheme string
+	fn     func(opaque string) (*confmap.Retrieved, error)
+}
+
+func (p funcProvider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc) (*confmap.Retrieved, error) {
+	return p.fn(strings.TrimPrefix(uri, p.scheme+":"))
+}
+
+func (p funcProvider) Scheme() string { return p.scheme }
+
+func (funcProvider) Shutdown(context.Context) error { return nil }
+
+func factoryOf(p confmap.Provider) confmap.ProviderFactory {
+	return confmap.NewProviderFactory(func(confmap.ProviderSettings) confmap.Provider { return p })
+}
+
+// noFile is a "file" provider with no files, failing as fileprovider does.
+var noFile = funcProvider{"file", func(path string) (*confmap.Retrieved, error) {
+	return nil, fmt.Errorf("unable to read the file %s: open %s: no such file or directory", path, path)
+}}
+
+// newResolver returns a resolver of the configuration *yaml (read at each resolution, as a
+// config file edited before a reload), with the pair env and conv and the providers more.
+func newResolver(t *testing.T, yaml *string, env confmap.ProviderFactory, conv confmap.ConverterFactory, more ...confmap.ProviderFactory) *confmap.Resolver {
+	t.Helper()
+	cfg := funcProvider{"yaml", func(string) (*confmap.Retrieved, error) { return confmap.NewRetrievedFromYAML([]byte(*yaml)) }}
+	r, err := confmap.NewResolver(confmap.ResolverSettings{
+		URIs:               []string{"yaml:config"},
+		ProviderFactories:  append([]confmap.ProviderFactory{factoryOf(cfg), env}, more...),
+		ConverterFactories: []confmap.ConverterFactory{conv},
+		DefaultScheme:      "env",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestNestedMissingNamed: a required variable inside another provider's reference
+// (${file:${env:NAME:?message}}) fails the resolution in that provider, before the converter
+// runs; its error still names the variable and the message, as NewFactory's does.
+func TestNestedMissingNamed(t *testing.T) {
+	os.Unsetenv("RE_CA")
+	env, conv := NewFactories()
+	yaml := "ca_pem: ${file:${env:RE_CA:?set RE_CA to the CA bundle}}\n"
+	_, err := newResolver(t, &yaml, env, conv, factoryOf(noFile)).Resolve(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "environment variable RE_CA is unset: set RE_CA to the CA bundle") {
+		t.Errorf("error %v, want one naming RE_CA with its message", err)
+	}
+}
+
+// TestNothingLeftAfterFailedResolution: a resolution that fails before the converter runs (in
+// another provider) leaves nothing behind: the same resolver resolving again (a reload after the
+// config was fixed) is not failed for a variable it no longer references.
+func TestNothingLeftAfterFailedResolution(t *testing.T) {
+	os.Unsetenv("RE_CA")
+	env, conv := NewFactories()
+	yaml := "ca_pem: ${file:${env:RE_CA:?}}\n"
+	r := newResolver(t, &yaml, env, conv, factoryOf(noFile))
+	if _, err := r.Resolve(context.Background()); err == nil {
+		t.Fatal("the first resolution succeeded")
+	}
+	yaml = "ca_pem: inline\n"
+	if conf, err := r.Resolve(context.Background()); err != nil || conf.Get("ca_pem") != "inline" {
+		t.Errorf("after the config was fixed: %v, %v", conf, err)
+	}
+}
+
+// TestResolversSharingThePair: two resolvers given the same pair and resolving at once each
+// report their own missing variables: none lets a placeholder through, none fails for the other's.
+func TestResolversSharingThePair(t *testing.T) {
+	os.Unsetenv("RE_A")
+	env, conv := NewFactories()
+	entered, release := make(chan struct{}), make(chan struct{})
+	block := funcProvider{"block", func(string) (*confmap.Retrieved, error) {
+		close(entered)
+		<-release
+		return confmap.NewRetrieved("b")
+	}}
+	// Keys resolve in order: a notes RE_A missing, then b waits while the other resolver runs.
+	missing := "a: ${env:RE_A:?}\nb: ${block:x}\n"
+	fine := "c: ok\n"
+	done := make(chan error)
+	go func() {
+		conf, err := newResolver(t, &missing, env, conv, factoryOf(block)).Resolve(context.Background())
+		if err == nil {
+			err = fmt.Errorf("resolved, a = %v", conf.Get("a"))
+		} else if !strings.Contains(err.Error(), "environment variable RE_A is unset") {
+			err = fmt.Errorf("want an error naming RE_A, got: %w", err)
+		} else {
+			err = nil
+		}
+		done <- err
+	}()
+	<-entered
+	if _, err := newResolver(t, &fine, env, conv).Resolve(context.Background()); err != nil {
+		t.Errorf("the resolver without a missing variable: %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Errorf("the resolver with RE_A missing: %v", err)
 	}
 }
