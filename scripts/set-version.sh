@@ -25,10 +25,11 @@ replace() {
   for f in "$@"; do sed -E "$expr" "$f" > "$f.set-version" && mv "$f.set-version" "$f"; done
 }
 replace "s/^const Version = \".*\"/const Version = \"$plain\"/" otelitl/version.go collector/itlmetricsconnector/factory.go cmd/otelcol-itl/main.go
+replace "s/(BuildInfo: component.BuildInfo\{.*Version: \")[^\"]*/\1$plain/" bench/floorcol/main.go
 # The ocb manifest and the README's copy of it: the collector module's gomod lines, and the
 # distribution's own version.
 replace "s#(gomod: github.com/otelitl/itl/[a-z/]+) v[0-9][^ ]*#\1 $v#" exporter-config/builder-config.yaml README.md
 replace "s/^(  version: )[0-9][^ ]*$/\1$plain/" exporter-config/builder-config.yaml
-left=$(grep -nE "github.com/otelitl/itl/[a-z/]+ v[0-9]" exporter-config/builder-config.yaml README.md | grep -v " $v" || true)
+left=$(grep -nE "github.com/otelitl/itl/[a-z/]+ v[0-9]" exporter-config/builder-config.yaml README.md | grep -vE " ${v//./\\.}( |$)" || true)
 [ -z "$left" ] || { echo "set-version: these still name another version:" >&2; echo "$left" >&2; exit 1; }
 echo "set $v in every go.mod, otelitl/version.go, the itl_metrics connector, otelcol-itl's Version, the ocb manifest and the README's copy of it; now run make check"

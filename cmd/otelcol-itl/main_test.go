@@ -256,8 +256,9 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 }
 
 // TestOneVersion: every place the release version is written agrees, as scripts/set-version.sh
-// writes it: the distribution's Version, the client library's and the connector's scope versions,
-// and the ocb manifest's otelitl entries and dist.version with the README's copy of them.
+// writes it: the distribution's Version (and the benchmarks' floorcol's), the client library's and
+// the connector's scope versions, and the ocb manifest's otelitl entries and dist.version with the
+// README's copy of them.
 func TestOneVersion(t *testing.T) {
 	read := func(path string) string {
 		b, err := os.ReadFile(filepath.Join("..", "..", path))
@@ -272,6 +273,9 @@ func TestOneVersion(t *testing.T) {
 		if m == nil || m[1] != Version {
 			t.Errorf("%s: Version %v, want %s as cmd/otelcol-itl's", path, m, Version)
 		}
+	}
+	if m := regexp.MustCompile(`Version: "([^"]*)"`).FindStringSubmatch(read("bench/floorcol/main.go")); m == nil || m[1] != Version {
+		t.Errorf("bench/floorcol/main.go: Version %v, want %s", m, Version)
 	}
 	gomod := regexp.MustCompile(`gomod: github.com/otelitl/itl/[a-z/]+ v(\S+)`)
 	for _, path := range []string{"exporter-config/builder-config.yaml", "README.md"} {
