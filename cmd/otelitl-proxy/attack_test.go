@@ -70,7 +70,7 @@ func (s *attackStack) waitSpans(t *testing.T, n int) tracetest.SpanStubs {
 func spanAttr(s tracetest.SpanStub, k string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == k {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

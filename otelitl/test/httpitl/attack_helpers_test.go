@@ -150,7 +150,7 @@ func checkBounded(t testing.TB, s tracetest.SpanStub, max int) {
 	}
 	for _, ev := range s.Events {
 		for _, kv := range ev.Attributes {
-			check(ev.Name+"/"+string(kv.Key), kv.Value.Emit())
+			check(ev.Name+"/"+string(kv.Key), kv.Value.String())
 		}
 	}
 }

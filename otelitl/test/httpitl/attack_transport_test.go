@@ -39,7 +39,7 @@ func TestAttackSplitAtEveryByte(t *testing.T) {
 		a := attrsOf(waitSpans(t, exp, 1)[0])
 		for k, want := range map[string]string{"otelitl.chunk.count": "4", "error.type": "", "gen_ai.response.finish_reasons": `["stop"]`,
 			"gen_ai.usage.input_tokens": "3", "gen_ai.usage.output_tokens": "4", "gen_ai.response.id": "c1", "gen_ai.response.model": "m-é"} {
-			if got := a[attrKey(k)].Emit(); got != want {
+			if got := a[attrKey(k)].String(); got != want {
 				t.Errorf("%s: %s = %q, want %q", what, k, got, want)
 			}
 		}
