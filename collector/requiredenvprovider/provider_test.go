@@ -315,3 +315,33 @@ func TestResolversSharingThePair(t *testing.T) {
 		t.Errorf("the resolver with RE_A missing: %v", err)
 	}
 }
+
+// TestOctal: a value YAML reads as an octal number different from the decimal one it looks like
+// gets a warning naming both; others none.
+func TestOctal(t *testing.T) {
+	for v, want := range map[string]string{
+		"0123": "83 123", "-012": "-10 -12", "+0644": "420 644", " 010 ": "8 10",
+		"089": "", "07": "", "-07": "", "00": "", "0": "", "123": "", "0x1F": "", "0o17": "", "0123.5": "", "--012": "", "": "",
+	} {
+		n, dec, ok := octal(v)
+		got := ""
+		if ok {
+			got = fmt.Sprintf("%d %s", n, dec)
+		}
+		if got != want {
+			t.Errorf("octal(%q) = %q, want %q", v, got, want)
+		}
+	}
+	core, logs := observer.New(zapcore.WarnLevel)
+	t.Setenv("RE_OCT", "0123")
+	p := NewFactory().Create(confmap.ProviderSettings{Logger: zap.New(core)})
+	r, err := p.Retrieve(context.Background(), "env:RE_OCT", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := r.AsRaw()
+	entries := logs.All()
+	if raw != 83 || len(entries) != 1 || entries[0].ContextMap()["octal"] != int64(83) || entries[0].ContextMap()["decimal"] != "123" {
+		t.Errorf("RE_OCT=0123: %#v, logged %v", raw, entries)
+	}
+}
