@@ -34,7 +34,7 @@ connectors:
   itl_metrics:
     metrics_flush_interval: 1s
 exporters:
-  prometheusremotewrite:
+  prometheus_remote_write:
     endpoint: http://%s/api/v1/write
     retry_on_failure:
       enabled: true
@@ -51,7 +51,7 @@ service:
       exporters: [itl_metrics]
     metrics:
       receivers: [itl_metrics]
-      exporters: [prometheusremotewrite]
+      exporters: [prometheus_remote_write]
 `
 
 // rangeSamples returns every sample of the series q (a range selector) selects, by series.

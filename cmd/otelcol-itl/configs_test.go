@@ -233,7 +233,7 @@ func TestExportersBoundRequests(t *testing.T) {
 				if n := number(get(b, "max_size")); str(get(b, "sizer")) == "bytes" && (n <= 0 || n >= backendLimit) {
 					t.Errorf("%s: %s: sending_queue.batch.max_size = %v; want above 0 and below %d bytes", c.path, id, get(b, "max_size"), backendLimit)
 				}
-			case "prometheusremotewrite":
+			case "prometheus_remote_write":
 				if n := number(get(e, "max_batch_size_bytes")); n <= 0 || n >= backendLimit {
 					t.Errorf("%s: %s: max_batch_size_bytes = %v; want it set below %d", c.path, id, get(e, "max_batch_size_bytes"), backendLimit)
 				}
@@ -324,3 +324,51 @@ func TestDebugLogsNoSpanAttributes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDeprecatedTypeNames: every component of a shipped configuration is named by its type, not
+// by a deprecated alias the collector still accepts with a warning at every start
+// (prometheusremotewrite for prometheus_remote_write, otlp for otlp_grpc).
+func TestNoDeprecatedTypeNames(t *testing.T) {
+	f, err := Components()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each kind's names, with the type each stands for: an alias's factory has another type.
+	types := map[string]map[string]string{}
+	add := func(kind string, name, typ fmt.Stringer) {
+		if types[kind] == nil {
+			types[kind] = map[string]string{}
+		}
+		types[kind][name.String()] = typ.String()
+	}
+	for k, v := range f.Receivers {
+		add("receivers", k, v.Type())
+	}
+	for k, v := range f.Processors {
+		add("processors", k, v.Type())
+	}
+	for k, v := range f.Connectors {
+		add("connectors", k, v.Type())
+	}
+	for k, v := range f.Exporters {
+		add("exporters", k, v.Type())
+	}
+	for k, v := range f.Extensions {
+		add("extensions", k, v.Type())
+	}
+	for _, c := range loadShipped(t) {
+		for kind, known := range types {
+			section, _ := c.cfg[kind].(map[string]any)
+			for id := range section {
+				name, _, _ := strings.Cut(id, "/")
+				switch typ, ok := known[name]; {
+				case !ok:
+					t.Errorf("%s: %s.%s: %q is not a component of otelcol-itl", c.path, kind, id, name)
+				case typ != name:
+					t.Errorf("%s: %s.%s: %q is a deprecated alias, which the collector warns about at every start; write %s", c.path, kind, id, name, typ)
+				}
+			}
+		}
+	}
+}
+

@@ -109,7 +109,7 @@ func TestComponents(t *testing.T) {
 		"receivers":  {"otlp"},
 		"processors": {"memory_limiter", "batch", "itl", "deltatocumulative"},
 		"connectors": {"itl_metrics", "span_metrics"},
-		"exporters":  {"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheusremotewrite"},
+		"exporters":  {"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheus_remote_write"},
 		"extensions": {"health_check", "file_storage", "pprof", "bearertokenauth"},
 	}
 	have := map[string]map[string]bool{"receivers": {}, "processors": {}, "connectors": {}, "exporters": {}, "extensions": {}}
