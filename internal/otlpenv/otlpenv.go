@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -105,10 +106,25 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 		return nil, nil, "", fmt.Errorf("OTLP exporter to %s: %w", endpoint, err)
 	}
 	desc = fmt.Sprintf("%s (%s)", exportURL(endpointVar, endpoint, proto, insecure), proto)
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v", desc, err) }))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v%s", desc, err, mismatch(err, proto)) }))
 	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return p, p.Shutdown, desc, nil
+}
+
+// mismatch is a hint for an export error that comes of speaking one OTLP protocol to the other's
+// port: OTLP/HTTP to a gRPC server reads its HTTP/2 frames as a malformed HTTP/1 response, and gRPC
+// to an HTTP/1 server finds no HTTP/2 preface. The defaults, 4317 for gRPC and 4318 for HTTP, make
+// the mistake easy to make and the errors hard to read.
+func mismatch(err error, proto string) string {
+	msg := err.Error()
+	switch {
+	case proto == "http/protobuf" && strings.Contains(msg, "malformed HTTP response"):
+		return fmt.Sprintf(" (the endpoint answers in HTTP/2 frames, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set %s=grpc)", genericProtocol)
+	case proto == "grpc" && (strings.Contains(msg, "server preface") || strings.Contains(msg, "http2: frame too large")):
+		return fmt.Sprintf(" (the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set %s=http/protobuf)", genericProtocol)
+	}
+	return ""
 }
 
 // checkEndpoint refuses an endpoint the exporter would not use as written. The exporter parses it
@@ -134,6 +150,11 @@ func checkEndpoint(variable, value, proto string) error {
 		return nil
 	case !strings.Contains(value, "://") && (err != nil || (u.Scheme != "http" && u.Scheme != "https" && !grpcUnix)):
 		hostPort := strings.TrimPrefix(value, "//")
+		if host, port, err := net.SplitHostPort(hostPort); err == nil && port == "4317" && proto != "grpc" {
+			// OTLP/gRPC's port, given as gRPC takes it (host:port), to the HTTP exporter.
+			return fmt.Errorf("%s=%q has no scheme, and 4317 is OTLP/gRPC's port: over gRPC, set %s=grpc and keep %s; over OTLP/HTTP (the default protocol), write http://%s",
+				variable, value, genericProtocol, value, net.JoinHostPort(host, "4318"))
+		}
 		return fmt.Errorf("%s=%q has no scheme, which the exporter needs: write it as a URL with its scheme: http://%s (https://%s for TLS)", variable, value, hostPort, hostPort)
 	}
 	port := "4318"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,6 +55,8 @@ func TestUnusableEndpoint(t *testing.T) {
 		{"localhost:4318", "", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="localhost:4318"`, "http://localhost:4318"}},
 		{"127.0.0.1:4318", "http://127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4318"`, "http://127.0.0.1:4318"}},
 		{"", "127.0.0.1:4317", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4317"`, "http://127.0.0.1:4317"}},
+		// OTLP/gRPC's port written as gRPC takes it, to the HTTP exporter.
+		{"", "localhost:4317", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4317" has no scheme, and 4317 is OTLP/gRPC's port`, "set OTEL_EXPORTER_OTLP_PROTOCOL=grpc and keep localhost:4317", "write http://localhost:4318"}},
 		{"", "collector:99999", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="collector:99999"`, "http://collector:99999"}},
 		{"", "http://127.0.0.1:4318/v1", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:4318/v1" ends in /v1`, "write the base, http://127.0.0.1:4318,"}},
 		{"", "https://otlp.example/otlp/v1/traces/", "", []string{"ends in /v1/traces", "write the base, https://otlp.example/otlp,", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}},
@@ -320,3 +323,56 @@ func TestExportErrorLogged(t *testing.T) {
 // ignore is the log of the tests that do not read it: Tracing installs it as the global error
 // handler, which outlives the test.
 func ignore(string, ...any) {}
+
+// An export that speaks one OTLP protocol to the other's receiver is logged with a hint that
+// names the ports and the variable: the errors themselves ("malformed HTTP response", "server
+// preface") say neither.
+func TestProtocolMismatchHint(t *testing.T) {
+	// What an OTLP/gRPC receiver sends first: an HTTP/2 SETTINGS frame, which an HTTP/1 client
+	// reads as a malformed response.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00"))
+			time.Sleep(100 * time.Millisecond)
+			c.Close()
+		}
+	}()
+	httpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer httpSrv.Close()
+	for _, c := range []struct{ endpoint, proto, want string }{
+		{"http://" + l.Addr().String(), "http/protobuf", "(the endpoint answers in HTTP/2 frames, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"},
+		{httpSrv.URL, "grpc", "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.proto)
+		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
+		var mu sync.Mutex
+		var logged []string
+		tp, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
+			mu.Lock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tp.Tracer("test").Start(context.Background(), "generation")
+		span.End()
+		_ = shutdown(context.Background())
+		mu.Lock()
+		if len(logged) == 0 || !strings.HasSuffix(logged[0], c.want) {
+			t.Errorf("%s over %s: logged %q, want a line ending in %q", c.endpoint, c.proto, logged, c.want)
+		}
+		mu.Unlock()
+	}
+}
