@@ -372,3 +372,24 @@ func TestNoDeprecatedTypeNames(t *testing.T) {
 	}
 }
 
+
+// TestEveryVariableDocumented: every variable a shipped configuration reads is named in the
+// README, so that a user can learn what each one sets without reading the files.
+func TestEveryVariableDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range loadShipped(t) {
+		for _, line := range strings.Split(c.raw, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			for _, m := range envAny.FindAllStringSubmatch(line, -1) {
+				if !strings.Contains(string(readme), "`"+m[1]+"`") {
+					t.Errorf("%s reads %s, which README.md does not name", c.path, m[1])
+				}
+			}
+		}
+	}
+}
