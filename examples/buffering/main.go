@@ -61,7 +61,11 @@ func main() {
 	if o.streams == 1 {
 		streams = "stream"
 	}
-	fmt.Printf("%d %s of %d tokens; fakellm decode step %v; the proxy flushes every %v\n\n", o.streams, streams, o.tokens, o.step, o.flush)
+	flushes := fmt.Sprintf("every %v", o.flush)
+	if o.flush == 0 {
+		flushes = "after every write"
+	}
+	fmt.Printf("%d %s of %d tokens; fakellm decode step %v; the proxy flushes %s\n\n", o.streams, streams, o.tokens, o.step, flushes)
 	print(os.Stdout, srv, client)
 }
 

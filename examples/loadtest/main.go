@@ -79,7 +79,7 @@ func main() {
 func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	var o options
 	levels := fs.String("levels", "1,2,4,8,16,32", "concurrency levels to ramp through")
-	fs.DurationVar(&o.duration, "duration", 4*time.Second, "time spent at each level")
+	fs.DurationVar(&o.duration, "duration", 4*time.Second, "how long each level starts generations; it then waits for those still streaming")
 	fs.StringVar(&o.model, "model", "fake-gpt", "model to ask")
 	fs.StringVar(&o.report, "report", "itl-report.html", "where to write the HTML report")
 	fs.IntVar(&o.maxBatch, "max-batch", 8, "the in-process fakellm's max batch: levels above it queue")
@@ -233,7 +233,7 @@ func run(o options, out, progress io.Writer) error {
 		fmt.Fprintf(out, "%d of %d generations failed; the first: %v\n", n, total.Load(), explain(firstErr, base, o.model))
 	}
 	if col == nil {
-		fmt.Fprintf(out, "spans sent to %s\n", endpoint)
+		fmt.Fprintf(out, "spans sent to %s: the figures are that collector's (no table and no report here; add %s to its connector's dimensions to split them by level)\n", endpoint, levelKey)
 		return nil
 	}
 	if total.Load() == 0 {
@@ -245,7 +245,7 @@ func run(o options, out, progress io.Writer) error {
 	fmt.Fprintln(out)
 	printLevels(out, levels)
 	data := reportData{Levels: levels, Stall: o.stall.Seconds(), MaxBatch: maxBatch,
-		Config: fmt.Sprintf("%d levels of %s each against %s, model %s, %s", len(o.levels), tickDuration(o.duration.Seconds()), base, o.model, began.Format(time.RFC3339))}
+		Config: fmt.Sprintf("%s, each starting generations for %s, against %s, model %s, %s", view.Count(len(o.levels), "level"), tickDuration(o.duration.Seconds()), base, o.model, began.Format(time.RFC3339))}
 	collectTimelines(col, &data)
 	if o.report == "" {
 		return nil
@@ -282,7 +282,11 @@ func explain(err error, base, model string) error {
 func bar(w io.Writer, level int, elapsed, total time.Duration, done, inflight int64) {
 	const width = 24
 	n := min(int(elapsed*width/total), width)
-	line := fmt.Sprintf("\rconcurrency %3d [%s%s] %6s %5d generations", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), view.Duration(elapsed.Seconds()), done)
+	noun := "generations"
+	if done == 1 {
+		noun = "generation"
+	}
+	line := fmt.Sprintf("\rconcurrency %3d [%s%s] %6s %5d %s", level, strings.Repeat("=", n), strings.Repeat(" ", width-n), view.Duration(elapsed.Seconds()), done, noun)
 	if elapsed >= total && inflight > 0 {
 		line += fmt.Sprintf(", waiting for %d still streaming ", inflight)
 	} else {

@@ -166,7 +166,14 @@ func (e *Engine) Lookup(id uint64) ([]time.Time, error) {
 		return append([]time.Time(nil), log...), nil
 	}
 	if id == 0 || id > e.nextID {
-		return nil, fmt.Errorf("request %d: %w: this server has had %d requests, numbered from 1", id, ErrNoArrivals, e.nextID)
+		had := fmt.Sprintf("%d requests, numbered from 1", e.nextID)
+		switch e.nextID {
+		case 0:
+			had = "no request yet"
+		case 1:
+			had = "1 request, numbered 1"
+		}
+		return nil, fmt.Errorf("request %d: %w: this server has had %s", id, ErrNoArrivals, had)
 	}
 	for _, r := range append(e.queue[:len(e.queue):len(e.queue)], e.running...) {
 		if r.ID == id {

@@ -284,6 +284,14 @@ func TestArrivalsUnknown(t *testing.T) {
 	if got, err := e.Lookup(waiting.ID); err != nil || len(got) != 0 {
 		t.Errorf("a request waiting for the batch: %v, %v; want no arrivals and no error", got, err)
 	}
+	fresh, err := New(fast())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.Lookup(1); err == nil || !strings.HasSuffix(err.Error(), "this server has had no request yet") {
+		t.Errorf("a fresh engine: %v", err)
+	}
 	for _, id := range []uint64{0, waiting.ID + 1} {
 		_, err := e.Lookup(id)
 		if !errors.Is(err, ErrNoArrivals) || !strings.Contains(err.Error(), "this server has had 2 requests") {

@@ -270,3 +270,11 @@ func GapHistogram(w io.Writer, series []*Series) {
 		fmt.Fprintf(w, "  %s │%-40s %6.1f%%\n", label(i), bar, 100*c/total)
 	}
 }
+
+// Count writes n and the noun, in the plural unless n is 1: "1 generation", "16 generations".
+func Count[N int | int64 | uint64](n N, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

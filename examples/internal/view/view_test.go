@@ -148,3 +148,15 @@ func TestTableAligned(t *testing.T) {
 		t.Errorf("durations not in ms and s:\n%s", b.String())
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Count(0, "level"), "0 levels"}, {Count(1, "level"), "1 level"}, {Count(int64(16), "generation"), "16 generations"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}
