@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelitl/itl/internal/wraptest"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -76,26 +77,6 @@ func spanAttr(s tracetest.SpanStub, k string) string {
 	return ""
 }
 
-// goroutinesSettle fails the test when, within 5 s, the goroutines do not fall back to before.
-func goroutinesSettle(t *testing.T, before int, idle ...interface{ CloseIdleConnections() }) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		for _, c := range idle {
-			c.CloseIdleConnections()
-		}
-		n := runtime.NumGoroutine()
-		if n <= before {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // endlessUpstream streams a chunk every 2 ms until the client goes away, and counts the streams
 // that began and those that saw their client go.
 func endlessUpstream(seen, gone *atomic.Int32) http.HandlerFunc {
@@ -125,7 +106,7 @@ func endlessUpstream(seen, gone *atomic.Int32) http.HandlerFunc {
 func TestAttackProxyClientVanishes(t *testing.T) {
 	var seen, gone atomic.Int32
 	s := newAttackStack(t, endlessUpstream(&seen, &gone))
-	before := runtime.NumGoroutine()
+	noLeak := wraptest.NoLeak(t, s.rt)
 	const n = 20
 	for i := range n {
 		c, err := net.Dial("tcp", s.proxy.Listener.Addr().String())
@@ -165,7 +146,7 @@ func TestAttackProxyClientVanishes(t *testing.T) {
 	if g, s := gone.Load(), seen.Load(); g != s || s < n/2 {
 		t.Errorf("the upstream saw %d of the %d streams it began go (%d clients)", g, s, n)
 	}
-	goroutinesSettle(t, before, s.rt)
+	noLeak()
 }
 
 // TestAttackProxyHalfSentBody: a client that sends its headers and half its body, then stalls and
@@ -173,7 +154,7 @@ func TestAttackProxyClientVanishes(t *testing.T) {
 func TestAttackProxyHalfSentBody(t *testing.T) {
 	var seen, gone atomic.Int32
 	s := newAttackStack(t, endlessUpstream(&seen, &gone))
-	before := runtime.NumGoroutine()
+	noLeak := wraptest.NoLeak(t, s.rt)
 	for _, size := range []int{100, 3 << 20} {
 		c, err := net.Dial("tcp", s.proxy.Listener.Addr().String())
 		if err != nil {
@@ -183,7 +164,7 @@ func TestAttackProxyHalfSentBody(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		c.Close()
 	}
-	goroutinesSettle(t, before, s.rt)
+	noLeak()
 	for _, sp := range s.exp.GetSpans() {
 		if e := spanAttr(sp, "error.type"); e == "" {
 			t.Errorf("a generation whose request never arrived whole has no error.type")
@@ -199,7 +180,7 @@ func TestAttackProxySlowloris(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, attackChunk+"data: [DONE]\n\n")
 	})
-	before := runtime.NumGoroutine()
+	noLeak := wraptest.NoLeak(t, s.rt, http.DefaultTransport.(*http.Transport))
 	var conns []net.Conn
 	for range 200 {
 		c, err := net.Dial("tcp", s.proxy.Listener.Addr().String())
@@ -224,7 +205,7 @@ func TestAttackProxySlowloris(t *testing.T) {
 		c.Close()
 	}
 	http.DefaultClient.CloseIdleConnections()
-	goroutinesSettle(t, before, s.rt, http.DefaultTransport.(*http.Transport))
+	noLeak()
 	if sp := s.waitSpans(t, 1)[0]; spanAttr(sp, "error.type") != "" || spanAttr(sp, "otelitl.chunk.count") != "1" {
 		t.Errorf("span %v", sp.Attributes)
 	}

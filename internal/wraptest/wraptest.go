@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,5 +220,30 @@ func CheckLateness(t testing.TB, got, sent []time.Time, l Lateness) {
 	}
 	if runs > 1 {
 		t.Errorf("%d runs of late chunks, at most one stall allowed:\n%s", runs, strings.Join(late, "\n"))
+	}
+}
+
+// NoLeak returns a check to run at a test's end: it fails t when goroutines started since NoLeak
+// are still running 5 s later. It closes the idle connections of idle on every look, since an
+// HTTP/2 connection whose stream was reset is idle only once the reset is processed.
+func NoLeak(t testing.TB, idle ...interface{ CloseIdleConnections() }) func() {
+	before := runtime.NumGoroutine()
+	return func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			for _, c := range idle {
+				c.CloseIdleConnections()
+			}
+			n := runtime.NumGoroutine()
+			if n <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

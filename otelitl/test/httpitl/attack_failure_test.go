@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelitl/itl/internal/wraptest"
 )
 
 // rawServer hands every connection's request to f after reading the request's headers and body,
@@ -97,7 +99,7 @@ func TestAttackStalledStream(t *testing.T) {
 				// timers for one instant: which fires first varies, and each order is tried.
 				for range map[bool]int{false: 1, true: 4}[strings.HasPrefix(tc.name, "client")] {
 					c, exp := tracedOver(t, baseFor(srv))
-					check := leakCheck(t, c)
+					check := wraptest.NoLeak(t, c)
 					ctx, cancel := tc.setup(c)
 					start := time.Now()
 					res, got, err := post(ctx, t, c, srv.URL+"/v1/chat/completions", chatReq)
@@ -158,7 +160,7 @@ func TestAttackNoHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for range map[bool]int{false: 1, true: 8}[strings.HasPrefix(tc.name, "client")] { // both timers' orders
 				c, exp := tracedOver(t, &http.Transport{})
-				check := leakCheck(t, c)
+				check := wraptest.NoLeak(t, c)
 				ctx, cancel := tc.setup(c)
 				_, _, err := post(ctx, t, c, srv.URL+"/v1/chat/completions", chatReq)
 				cancel()
@@ -233,7 +235,7 @@ func TestAttackCutOff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			plain := &http.Client{Transport: baseFor(tc.srv)}
 			traced, exp := tracedOver(t, baseFor(tc.srv))
-			check := leakCheck(t, plain, traced)
+			check := wraptest.NoLeak(t, plain, traced)
 			_, want, werr := post(context.Background(), t, plain, tc.srv.URL+"/v1/chat/completions", chatReq)
 			_, got, gerr := post(context.Background(), t, traced, tc.srv.URL+"/v1/chat/completions", chatReq)
 			if string(got) != string(want) || !strings.HasPrefix(string(got), partial) || (gerr == nil) != (werr == nil) || (gerr != nil && addrs.ReplaceAllString(gerr.Error(), "") != addrs.ReplaceAllString(werr.Error(), "")) {

@@ -164,27 +164,3 @@ func allocated(f func()) uint64 {
 	runtime.ReadMemStats(&b)
 	return b.TotalAlloc - a.TotalAlloc
 }
-
-// leakCheck is noLeak that closes the clients' idle connections on every look: an HTTP/2
-// connection whose stream was just reset is idle only once the reset is processed.
-func leakCheck(t testing.TB, clients ...*http.Client) func() {
-	before := runtime.NumGoroutine()
-	return func() {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			for _, c := range clients {
-				c.CloseIdleConnections()
-			}
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}

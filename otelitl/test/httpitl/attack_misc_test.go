@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/otelitl/itl/internal/wraptest"
 )
 
 const threeChunks = "data: " + chunkA + "\n\ndata: " + chunkA + "\n\ndata: " + chunkA + "\n\n" + stopDone
@@ -181,7 +183,7 @@ func TestAttackConcurrent(t *testing.T) {
 		}
 		base := baseFor(srv)
 		c, exp := tracedOver(t, base)
-		check := leakCheck(t, c)
+		check := wraptest.NoLeak(t, c)
 		var wg sync.WaitGroup
 		errs := make(chan string, n)
 		for i := range n {

@@ -115,30 +115,6 @@ func checkAttrs(t *testing.T, span tracetest.SpanStub, attrs map[attribute.Key]a
 	return span, attrs
 }
 
-// noLeak fails the test when goroutines started during it are still running after the idle
-// connections are closed.
-func noLeak(t *testing.T, clients ...*http.Client) func() {
-	before := runtime.NumGoroutine()
-	return func() {
-		t.Helper()
-		for _, c := range clients {
-			c.CloseIdleConnections()
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Fatalf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-}
-
 func hostPort(raw string) (string, string) {
 	u, _ := url.Parse(raw)
 	return u.Hostname(), u.Port()

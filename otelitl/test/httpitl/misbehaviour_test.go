@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/otelitl/itl/internal/wraptest"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -109,7 +110,7 @@ func TestMisbehaviour(t *testing.T) {
 			srv := script(t, tc.status, tc.pieces...)
 			plain := &http.Client{Transport: &http.Transport{}}
 			traced, exp := tracedClient(t)
-			check := noLeak(t, plain, traced)
+			check := wraptest.NoLeak(t, plain, traced)
 			want := call(context.Background(), plain, srv.URL)
 			got := call(context.Background(), traced, srv.URL)
 			if got != want {
@@ -148,7 +149,7 @@ func TestCallerStopsReading(t *testing.T) {
 
 	t.Run("close early", func(t *testing.T) {
 		traced, exp := tracedClient(t)
-		check := noLeak(t, traced)
+		check := wraptest.NoLeak(t, traced)
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-x","stream":true}`))
 		res, err := traced.Do(req)
 		if err != nil {
@@ -172,7 +173,7 @@ func TestCallerStopsReading(t *testing.T) {
 	})
 	t.Run("cancel without reading", func(t *testing.T) {
 		traced, exp := tracedClient(t)
-		check := noLeak(t, traced)
+		check := wraptest.NoLeak(t, traced)
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-x","stream":true}`))
 		res, err := traced.Do(req)
@@ -197,7 +198,7 @@ func TestCallerStopsReading(t *testing.T) {
 	})
 	t.Run("deadline", func(t *testing.T) {
 		traced, exp := tracedClient(t)
-		check := noLeak(t, traced)
+		check := wraptest.NoLeak(t, traced)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		got := call(ctx, traced, srv.URL)
