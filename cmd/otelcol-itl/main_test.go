@@ -180,17 +180,38 @@ func TestReceiversStayOnLoopbackOrUseTLS(t *testing.T) {
 	}
 }
 
-// A bad configuration is printed once, and otelcol-itl exits with status 1. The test runs main in a
-// child process of the test binary.
-func TestConfigErrorPrintedOnce(t *testing.T) {
-	if cfg := os.Getenv("OTELCOL_ITL_TEST_MAIN_CONFIG"); cfg != "" {
-		os.Args = []string{"otelcol-itl", "validate", "--config", cfg}
-		if os.Getenv("OTELCOL_ITL_TEST_VALIDATE_FLAGS_FIRST") != "" { // cobra takes the flags before it too
-			os.Args = []string{"otelcol-itl", "--config", cfg, "validate"}
-		}
+// runMain is the variable that makes the test binary run main with the arguments it holds (split
+// at newlines) instead of the tests: see TestMain.
+const runMain = "OTELCOL_ITL_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(runMain); args != "" {
+		os.Args = append([]string{"otelcol-itl"}, strings.Split(args, "\n")...)
 		main()
-		return
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// otelcolItl runs main with args in a child process of the test binary, with env added to the
+// environment, and returns what it printed and its exit status.
+func otelcolItl(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), runMain+"="+strings.Join(args, "\n")), env...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// A bad configuration is printed once, and otelcol-itl exits with status 1.
+func TestConfigErrorPrintedOnce(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(cfg, []byte(`
 receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
@@ -200,30 +221,20 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConfigErrorPrintedOnce$")
-	cmd.Env = append(os.Environ(), "OTELCOL_ITL_TEST_MAIN_CONFIG="+cfg)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want status 1\n%s", err, out)
+	out, code := otelcolItl(t, nil, "validate", "--config", cfg)
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s", code, out)
 	}
-	if n := strings.Count(string(out), "stall_threshold: 0s is outside"); n != 1 || !strings.HasPrefix(string(out), "Error: ") {
+	if n := strings.Count(out, "stall_threshold: 0s is outside"); n != 1 || !strings.HasPrefix(out, "Error: ") {
 		t.Errorf("the error is printed %d times, want once, after \"Error: \":\n%s", n, out)
 	}
 }
 
 // TestValidateShowsProviderLog: validate prints what the env provider logs while resolving (here,
 // that an empty variable's default took over), which the collector holds until its own logger
-// starts, which validate never does; a config without such a line validates silently.
+// starts, which validate never does; a config without such a line validates silently. Cobra takes
+// the flags before the subcommand too.
 func TestValidateShowsProviderLog(t *testing.T) {
-	if cfg := os.Getenv("OTELCOL_ITL_TEST_VALIDATE_CONFIG"); cfg != "" {
-		os.Args = []string{"otelcol-itl", "validate", "--config", cfg}
-		if os.Getenv("OTELCOL_ITL_TEST_VALIDATE_FLAGS_FIRST") != "" { // cobra takes the flags before it too
-			os.Args = []string{"otelcol-itl", "--config", cfg, "validate"}
-		}
-		main()
-		return
-	}
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte(`
 receivers: {otlp: {protocols: {grpc: {endpoint: "${env:ITL_TEST_GRPC_ENDPOINT:-127.0.0.1:4317}"}}}}
@@ -232,25 +243,23 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const logged = `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`
 	for _, c := range []struct {
-		value      string
-		flagsFirst string
-		want       string
+		value string
+		args  []string
+		want  string
 	}{
-		{"", "", `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`},
-		{"", "1", `its default is used, as in a shell	{"name": "ITL_TEST_GRPC_ENDPOINT", "default": "127.0.0.1:4317"}`},
-		{"127.0.0.1:4317", "", ""},
+		{"", []string{"validate", "--config", cfg}, logged},
+		{"", []string{"--config", cfg, "validate"}, logged},
+		{"127.0.0.1:4317", []string{"validate", "--config", cfg}, ""},
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestValidateShowsProviderLog$")
-		cmd.Env = append(os.Environ(), "OTELCOL_ITL_TEST_VALIDATE_CONFIG="+cfg, "ITL_TEST_GRPC_ENDPOINT="+c.value,
-			"OTELCOL_ITL_TEST_VALIDATE_FLAGS_FIRST="+c.flagsFirst)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q (flags first: %q): %v\n%s", c.value, c.flagsFirst, err, out)
+		out, code := otelcolItl(t, []string{"ITL_TEST_GRPC_ENDPOINT=" + c.value}, c.args...)
+		if code != 0 {
+			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q, %v: exit status %d\n%s", c.value, c.args, code, out)
 		}
-		got := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(out)), "PASS"))
+		got := strings.TrimSpace(out)
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
-			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q (flags first: %q): validate printed\n%s\nwant %q", c.value, c.flagsFirst, got, c.want)
+			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q, %v: validate printed\n%s\nwant %q", c.value, c.args, got, c.want)
 		}
 	}
 }
