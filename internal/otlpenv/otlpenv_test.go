@@ -299,22 +299,7 @@ func TestExportErrorLogged(t *testing.T) {
 	}))
 	defer srv.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	var mu sync.Mutex
-	var logged []string
-	logf := func(format string, args ...any) {
-		mu.Lock()
-		logged = append(logged, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
-	tp, shutdown, _, err := Tracing(context.Background(), "svc", logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, span := tp.Tracer("test").Start(context.Background(), "generation")
-	span.End()
-	_ = shutdown(context.Background())
-	mu.Lock()
-	defer mu.Unlock()
+	logged := exportOne(t)
 	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+"/v1/traces (http/protobuf): ") {
 		t.Fatalf("logged %q, want the failed export, naming the endpoint", logged)
 	}
@@ -356,23 +341,30 @@ func TestProtocolMismatchHint(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
 		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.proto)
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
-		var mu sync.Mutex
-		var logged []string
-		tp, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
-			mu.Lock()
-			logged = append(logged, fmt.Sprintf(format, args...))
-			mu.Unlock()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, span := tp.Tracer("test").Start(context.Background(), "generation")
-		span.End()
-		_ = shutdown(context.Background())
-		mu.Lock()
-		if len(logged) == 0 || !strings.HasSuffix(logged[0], c.want) {
+		if logged := exportOne(t); len(logged) == 0 || !strings.HasSuffix(logged[0], c.want) {
 			t.Errorf("%s over %s: logged %q, want a line ending in %q", c.endpoint, c.proto, logged, c.want)
 		}
-		mu.Unlock()
 	}
+}
+
+// exportOne exports one span with Tracing as the environment configures it, and returns what Tracing
+// logged by the time its shutdown returned.
+func exportOne(t *testing.T) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var logged []string
+	tp, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tp.Tracer("test").Start(context.Background(), "generation")
+	span.End()
+	_ = shutdown(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]string(nil), logged...)
 }
