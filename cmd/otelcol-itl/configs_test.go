@@ -372,7 +372,6 @@ func TestNoDeprecatedTypeNames(t *testing.T) {
 	}
 }
 
-
 // TestEveryVariableDocumented: every variable a shipped configuration reads is named in the
 // README, so that a user can learn what each one sets without reading the files.
 func TestEveryVariableDocumented(t *testing.T) {
