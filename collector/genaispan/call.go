@@ -87,7 +87,9 @@ func (c *Call) reject(why Reason) {
 //     excluded_operations (agents, agent steps, tools); a Vercel AI SDK span whose ai.operationId
 //     ends in .doStream or .doGenerate; an OpenInference span of kind LLM; a Langfuse generation;
 //     a span of the legacy conventions (gen_ai.system, OpenLLMetry's llm.request.type) or of vLLM's
-//     request tracing; or a span with a timeline.
+//     request tracing; or a span with a timeline. A span without a timeline that answered with a
+//     redirect (http.response.status_code 3xx) is a hop of a request sent again elsewhere, and no
+//     model call.
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
@@ -110,7 +112,7 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	}
 	*c = Call{Gaps: timeline.NoGaps()}
 	d.decode(span, &c.Result)
-	if !d.modelCall(c) {
+	if !d.modelCall(c) || (!c.HasTimeline() && redirected(span)) {
 		return c
 	}
 	c.ModelCall = true
@@ -167,6 +169,15 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 		c.Timing = itlconv.TimingNone
 	}
 	return c
+}
+
+// redirected reports whether span answered with a redirect (http.response.status_code 3xx), as
+// httpitl records the hop of a request an HTTP client then sends again elsewhere: the generation
+// is the next hop's span, and this one, without a chunk, is no model call. Asked only of the spans
+// that would otherwise be model calls without a timeline, so that the common spans pay nothing.
+func redirected(span ptrace.Span) bool {
+	v, ok := span.Attributes().Get(string(semconv.HTTPResponseStatusCodeKey))
+	return ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 300 && v.Int() < 400
 }
 
 // modelCall applies the first rule of Read to the span whose attributes d.fields holds.

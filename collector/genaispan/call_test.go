@@ -1,10 +1,14 @@
 package genaispan
 
 import (
+	"fmt"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/otelitl/itl/itlconv"
 )
 
 // TestNormalizeProvider maps the Vercel AI SDK's and OpenInference's provider names to the
@@ -42,6 +46,54 @@ func TestNormalizeProviderKeepsTheConventionsNames(t *testing.T) {
 		}
 		if got := normalizeProvider(p); got != p {
 			t.Errorf("normalizeProvider(%q) = %q", p, got)
+		}
+	}
+}
+
+// TestRedirectHop: a span without a timeline that answered with a redirect, as httpitl records the
+// hop of a request an HTTP client then sends again elsewhere, is no model call: it would add a
+// generation and a duration of a few milliseconds for every redirected call. With a timeline, or
+// with any other status, the span is read as before.
+func TestRedirectHop(t *testing.T) {
+	for _, c := range []struct {
+		status   int64 // 0: no status
+		str      bool  // the status as a string, which no HTTP instrumentation writes
+		timeline bool
+		want     bool
+	}{
+		{307, false, false, false},
+		{308, false, false, false},
+		{301, false, false, false},
+		{200, false, false, true},
+		{429, false, false, true},
+		{0, false, false, true},
+		{307, true, false, true},
+		{307, false, true, true},
+		{300, false, false, false},
+		{400, false, false, true},
+	} {
+		span := ptrace.NewSpan()
+		span.SetKind(ptrace.SpanKindClient)
+		span.SetStartTimestamp(1_000_000_000)
+		span.SetEndTimestamp(1_004_000_000)
+		a := span.Attributes()
+		a.PutStr(string(semconv.GenAIOperationNameKey), "chat")
+		a.PutStr(string(semconv.GenAIProviderNameKey), "openai")
+		a.PutStr(string(semconv.GenAIRequestModelKey), "gpt-4o")
+		a.PutInt(string(itlconv.ChunkCountKey), 0)
+		switch {
+		case c.str:
+			a.PutStr(string(semconv.HTTPResponseStatusCodeKey), fmt.Sprint(c.status))
+		case c.status != 0:
+			a.PutInt(string(semconv.HTTPResponseStatusCodeKey), c.status)
+		}
+		if c.timeline {
+			a.PutInt(string(itlconv.ChunkCountKey), 2)
+			a.PutEmptySlice(string(itlconv.ChunkOffsetsKey)).FromRaw([]any{int64(1000), int64(2000)})
+		}
+		got := New(Config{}).Read(span, false)
+		if got.ModelCall != c.want {
+			t.Errorf("status %d (string %v), timeline %v: model call %v, want %v", c.status, c.str, c.timeline, got.ModelCall, c.want)
 		}
 	}
 }

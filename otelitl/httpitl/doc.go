@@ -55,7 +55,10 @@
 // (the OpenAI usage chunk, Responses' response.completed, Anthropic's message_start and
 // message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
 // prompt_eval_count and eval_count). Prompt and completion text never reach the span. A response
-// that is not streamed gets a span with its duration and usage and no chunks.
+// that is not streamed gets a span with its duration and usage and no chunks. A redirect (3xx)
+// that the client follows gets a span of its own, with its http.response.status_code and no
+// chunks, which the collector does not count as a model call; the next hop's span is the
+// generation.
 //
 // error.type is the HTTP status code of an error answer (400 and above); the type or code of an
 // error event in the stream when it looks like a code (1 to 64 letters, digits, '_', '-' or '.':
