@@ -213,20 +213,21 @@ func (p *provider) Retrieve(_ context.Context, uri string, _ confmap.WatcherFunc
 	case val == "":
 		p.logger.Info("Configuration references empty environment variable", zap.String("name", ref.name))
 	}
-	if oct, dec, ok := octal(val); ok {
-		p.logger.Warn("Configuration references an environment variable whose value has a leading zero, which YAML reads as an octal number: a setting that takes a number gets the octal value, one that takes text the value as written; write the number without its leading zero for a decimal one",
-			zap.String("name", ref.name), zap.String("value", strings.TrimSpace(val)), zap.Int64("octal", oct), zap.String("decimal", dec))
+	if octal(val) {
+		// The value is not logged: the variable may hold a secret.
+		p.logger.Warn("Configuration references an environment variable whose value has a leading zero, which YAML reads as an octal number (010000 is 4096): a setting that takes a number gets the octal value, one that takes text the value as written; write the number without its leading zero for a decimal one",
+			zap.String("name", ref.name))
 	}
 	return confmap.NewRetrievedFromYAML([]byte(val))
 }
 
 // octal reports whether YAML reads v as an octal integer (0123 is 83, while 089 is 89) that
-// differs from the decimal number it looks like: its value, and that decimal number.
-func octal(v string) (int64, string, bool) {
+// differs from the decimal number it looks like.
+func octal(v string) bool {
 	v = strings.TrimSpace(v)
 	digits := strings.TrimLeft(v, "+-")
 	if len(v)-len(digits) > 1 || len(digits) < 2 || digits[0] != '0' || strings.Trim(digits, "01234567") != "" {
-		return 0, "", false
+		return false
 	}
 	n, err := strconv.ParseInt(v, 8, 64)
 	dec := strings.TrimLeft(v, "+-0") // the digits without the sign and the leading zeros
@@ -234,10 +235,7 @@ func octal(v string) (int64, string, bool) {
 		dec = "-" + dec
 	}
 	d, derr := strconv.ParseInt(dec, 10, 64)
-	if err != nil || derr != nil || d == n {
-		return 0, "", false // 00, 07: the same number either way
-	}
-	return n, dec, true
+	return err == nil && derr == nil && d != n // 00 and 07 are the same number either way
 }
 
 func (*provider) Scheme() string { return scheme }
