@@ -31,6 +31,13 @@ import (
 
 func newTestConnector(t *testing.T, mutate func(*Config), next consumer.Metrics) *itlMetrics {
 	t.Helper()
+	return newReplicaConnector(t, "", mutate, next)
+}
+
+// newReplicaConnector is newTestConnector for the collector whose service.instance.id is
+// instance ("": none).
+func newReplicaConnector(t *testing.T, instance string, mutate func(*Config), next consumer.Metrics) *itlMetrics {
+	t.Helper()
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.MetricsFlushInterval = time.Hour // tests flush by hand or at shutdown
 	if mutate != nil {
@@ -40,6 +47,9 @@ func newTestConnector(t *testing.T, mutate func(*Config), next consumer.Metrics)
 		t.Fatal(err)
 	}
 	set := connectortest.NewNopSettings(Type)
+	if instance != "" {
+		set.Resource.Attributes().PutStr("service.instance.id", instance)
+	}
 	reader := sdkmetric.NewManualReader()
 	set.TelemetrySettings.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	c, err := NewFactory().CreateTracesToMetrics(context.Background(), set, cfg, next)
@@ -409,21 +419,12 @@ func TestExponentialHistograms(t *testing.T) {
 func TestDimensionsInstanceIDAndTruncation(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
 	def := "none"
-	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	cfg.MetricsFlushInterval = time.Hour
-	cfg.AddInstanceID = true
-	cfg.DimensionValueMaxLength = 16
-	cfg.Dimensions = append(cfg.Dimensions, Dimension{Name: "tenant", Default: &def})
-	cfg.ExcludeDimensions = []string{"server.address"}
-	set := connectortest.NewNopSettings(Type)
-	set.Resource.Attributes().PutStr("service.instance.id", "replica-1")
-	conn, err := NewFactory().CreateTracesToMetrics(context.Background(), set, cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := conn.(*itlMetrics)
-	_ = c.Start(context.Background(), componenttest.NewNopHost())
-	defer func() { _ = c.Shutdown(context.Background()) }()
+	c := newReplicaConnector(t, "replica-1", func(cfg *Config) {
+		cfg.AddInstanceID = true
+		cfg.DimensionValueMaxLength = 16
+		cfg.Dimensions = append(cfg.Dimensions, Dimension{Name: "tenant", Default: &def})
+		cfg.ExcludeDimensions = []string{"server.address"}
+	}, sink)
 	td := ptrace.NewTraces()
 	genSpan(td, strings.Repeat("m", 100), 1, 100, 10)
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutStr("server.address", "x")
@@ -708,19 +709,10 @@ func TestBatchTrimmedInPool(t *testing.T) {
 func TestOverflowSeriesPerReplica(t *testing.T) {
 	overflowAttrs := func(replica string) map[string]any {
 		sink := new(consumertest.MetricsSink)
-		cfg := NewFactory().CreateDefaultConfig().(*Config)
-		cfg.MetricsFlushInterval = time.Hour
-		cfg.AddInstanceID = true
-		cfg.AggregationCardinalityLimit = 1
-		set := connectortest.NewNopSettings(Type)
-		set.Resource.Attributes().PutStr("service.instance.id", replica)
-		conn, err := NewFactory().CreateTracesToMetrics(context.Background(), set, cfg, sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := conn.(*itlMetrics)
-		_ = c.Start(context.Background(), componenttest.NewNopHost())
-		defer func() { _ = c.Shutdown(context.Background()) }()
+		c := newReplicaConnector(t, replica, func(cfg *Config) {
+			cfg.AddInstanceID = true
+			cfg.AggregationCardinalityLimit = 1
+		}, sink)
 		td := ptrace.NewTraces()
 		genSpan(td, "model-a", 1, 100, 10)
 		genSpan(td, "model-b", 2, 100, 10)
