@@ -17,6 +17,7 @@ import (
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/sdkptrace"
+	"github.com/otelitl/itl/internal/wraptest"
 	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
@@ -26,15 +27,11 @@ import (
 // for a model call, so that the redirect adds no generation and no duration of its own. In
 // process: no collector to build, so it runs without OTELITL_E2E.
 func TestRedirectHopNotAGeneration(t *testing.T) {
-	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, tok := range []string{"a", "b", "c"} {
-			fmt.Fprintf(w, "data: {\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", tok)
-			w.(http.Flusher).Flush()
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	defer upstream.Close()
+	var events []wraptest.Event
+	for _, tok := range []string{"a", "b", "c"} {
+		events = append(events, wraptest.Event{Data: fmt.Sprintf(`{"model":"gpt-4o","choices":[{"index":0,"delta":{"content":%q}}]}`, tok), Content: true})
+	}
+	upstream := wraptest.NewServer(t, append(events, wraptest.Event{Data: "[DONE]"}), 0)
 	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, upstream.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
