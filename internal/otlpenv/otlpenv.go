@@ -113,14 +113,20 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 }
 
 // mismatch is a hint for an export error that comes of speaking one OTLP protocol to the other's
-// port: OTLP/HTTP to a gRPC server reads its HTTP/2 frames as a malformed HTTP/1 response, and gRPC
-// to an HTTP/1 server finds no HTTP/2 preface. The defaults, 4317 for gRPC and 4318 for HTTP, make
-// the mistake easy to make and the errors hard to read.
+// port: OTLP/HTTP to a gRPC server gets its HTTP/2 frames, and gRPC to an HTTP/1 server finds no
+// HTTP/2 preface. The defaults, 4317 for gRPC and 4318 for HTTP, make the mistake easy to make and
+// the errors hard to read.
+//
+// A gRPC server sends its SETTINGS frame as soon as it accepts, so OTLP/HTTP meets it in one of two
+// ways, depending on which goes first over the wire: after the request is written, as a "malformed
+// HTTP response"; before it, as bytes on a connection that expects none, which net/http closes with
+// "readLoopPeekFailLocked" (and logs as an "Unsolicited response"). An HTTP/1 server never speaks
+// first but with a 408, which net/http reports otherwise, so both mean the same mistake.
 func mismatch(err error, proto string) string {
 	msg := err.Error()
 	switch {
-	case proto == "http/protobuf" && strings.Contains(msg, "malformed HTTP response"):
-		return fmt.Sprintf(" (the endpoint answers in HTTP/2 frames, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set %s=grpc)", genericProtocol)
+	case proto == "http/protobuf" && (strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "readLoopPeekFailLocked")):
+		return fmt.Sprintf(" (the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set %s=grpc)", genericProtocol)
 	case proto == "grpc" && (strings.Contains(msg, "server preface") || strings.Contains(msg, "http2: frame too large")):
 		return fmt.Sprintf(" (the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set %s=http/protobuf)", genericProtocol)
 	}

@@ -2,6 +2,7 @@ package otlpenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc"
 )
 
 // unset clears every variable Tracing reads, for the test.
@@ -311,31 +313,20 @@ func ignore(string, ...any) {}
 
 // An export that speaks one OTLP protocol to the other's receiver is logged with a hint that
 // names the ports and the variable: the errors themselves ("malformed HTTP response", "server
-// preface") say neither.
+// preface") say neither. The receivers are real: a gRPC server, and an HTTP/1 server.
 func TestProtocolMismatchHint(t *testing.T) {
-	// What an OTLP/gRPC receiver sends first: an HTTP/2 SETTINGS frame, which an HTTP/1 client
-	// reads as a malformed response.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = c.Write([]byte("\x00\x00\x00\x04\x00\x00\x00\x00\x00"))
-			time.Sleep(100 * time.Millisecond)
-			c.Close()
-		}
-	}()
+	grpcSrv := grpc.NewServer()
+	go func() { _ = grpcSrv.Serve(l) }()
+	defer grpcSrv.Stop()
 	httpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer httpSrv.Close()
 	for _, c := range []struct{ endpoint, proto, want string }{
-		{"http://" + l.Addr().String(), "http/protobuf", "(the endpoint answers in HTTP/2 frames, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"},
-		{httpSrv.URL, "grpc", "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"},
+		{"http://" + l.Addr().String(), "http/protobuf", toGRPC},
+		{httpSrv.URL, "grpc", toHTTP},
 	} {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
@@ -343,6 +334,36 @@ func TestProtocolMismatchHint(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
 		if logged := exportOne(t); len(logged) == 0 || !strings.HasSuffix(logged[0], c.want) {
 			t.Errorf("%s over %s: logged %q, want a line ending in %q", c.endpoint, c.proto, logged, c.want)
+		}
+	}
+}
+
+const (
+	toGRPC = "(the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
+	toHTTP = "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
+)
+
+// Which of its errors an export meets depends on a race over the wire (see mismatch), so each is
+// named here, as net/http and gRPC write them; TestProtocolMismatchHint meets one or the other.
+func TestMismatchErrors(t *testing.T) {
+	for _, c := range []struct {
+		err, proto, want string
+	}{
+		// The gRPC server's SETTINGS frame read as the response to the request.
+		{`traces export: Post "http://127.0.0.1:4317/v1/traces": net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x05\x00\x00@\x00"`, "http/protobuf", toGRPC},
+		// The same frame arriving before the request was written.
+		{`traces export: Post "http://127.0.0.1:4317/v1/traces": readLoopPeekFailLocked: %!w(<nil>)`, "http/protobuf", toGRPC},
+		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: http2: frame too large"`, "grpc", toHTTP},
+		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: EOF"`, "grpc", toHTTP},
+		// Other failures get no hint, nor the right error under the other protocol.
+		{`traces export: Post "http://127.0.0.1:4318/v1/traces": dial tcp 127.0.0.1:4318: connect: connection refused`, "http/protobuf", ""},
+		{`traces export: context deadline exceeded`, "grpc", ""},
+		{`readLoopPeekFailLocked: %!w(<nil>)`, "grpc", ""},
+		{`error reading server preface: EOF`, "http/protobuf", ""},
+	} {
+		got := mismatch(errors.New(c.err), c.proto)
+		if c.want == "" && got != "" || c.want != "" && got != " "+c.want {
+			t.Errorf("mismatch(%q, %s) = %q, want %q", c.err, c.proto, got, c.want)
 		}
 	}
 }
