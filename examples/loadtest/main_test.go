@@ -133,10 +133,16 @@ func TestCharts(t *testing.T) {
 	}
 }
 
-// TestFlags parses the command line as main does, on the flag set that already holds the shared
-// -endpoint flag: a clash would panic here.
+// TestFlags parses the command line as main does, on a flag set that holds every flag the
+// program's flag.CommandLine holds, the shared -endpoint among them: a clash would panic here. A copy
+// rather than flag.CommandLine itself, so that the test can run again in one process (-count).
 func TestFlags(t *testing.T) {
-	o, err := parseFlags(flag.CommandLine, []string{"-levels", "2,8", "-endpoint", "127.0.0.1:4317", "-max-batch", "3"})
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
+	if fs.Lookup("endpoint") == nil {
+		t.Fatal("flag.CommandLine holds no -endpoint: demo no longer shares it, and this test checks nothing")
+	}
+	o, err := parseFlags(fs, []string{"-levels", "2,8", "-endpoint", "127.0.0.1:4317", "-max-batch", "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
