@@ -86,11 +86,16 @@ func TestHandlerFakellm(t *testing.T) {
 }
 
 // TestHandlerFlushAndController: chunks are timed at the Flush that sends them, whether the handler
-// flushes through http.Flusher or http.ResponseController; unflushed chunks at the end.
+// flushes through http.Flusher or http.ResponseController; unflushed chunks at the end. The handler
+// notes the clock on either side of each flush and before it returns: each chunk must be timed
+// within its flush's bracket, which a pause after the write keeps apart from the write itself.
 func TestHandlerFlushAndController(t *testing.T) {
 	tp, exp := serverTracing(t)
 	const pause = 40 * time.Millisecond
+	// marks: the first flush's bracket, the second's, then the handler's return.
+	marks := make(chan [5]time.Time, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m [5]time.Time
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
 		if err := rc.SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
@@ -99,15 +104,21 @@ func TestHandlerFlushAndController(t *testing.T) {
 		_, _ = io.WriteString(w, chatChunk("a"))
 		_, _ = io.WriteString(w, chatChunk("b"))
 		time.Sleep(pause) // a and b are not sent yet
+		m[0] = time.Now()
 		w.(http.Flusher).Flush()
+		m[1] = time.Now()
 		time.Sleep(pause)
 		_, _ = io.WriteString(w, chatChunk("c"))
+		m[2] = time.Now()
 		if err := rc.Flush(); err != nil {
 			t.Errorf("ResponseController.Flush: %v", err)
 		}
+		m[3] = time.Now()
 		time.Sleep(pause)
 		_, _ = io.WriteString(w, chatChunk("d")+"data: [DONE]\n\n") // flushed when the handler returns
 		time.Sleep(pause)
+		m[4] = time.Now()
+		marks <- m
 	})
 	srv := httptest.NewServer(httpitl.NewHandler(h, httpitl.WithTracerProvider(tp)))
 	defer srv.Close()
@@ -117,18 +128,23 @@ func TestHandlerFlushAndController(t *testing.T) {
 	}
 	_, _ = io.ReadAll(res.Body)
 	res.Body.Close()
-	time.Sleep(20 * time.Millisecond)
+	m := <-marks
 	span, attrs := wraptest.OneSpan(t, exp)
-	var at []time.Duration
+	var at []time.Time
 	for _, ev := range span.Events {
-		at = append(at, ev.Time.Sub(span.StartTime))
+		at = append(at, ev.Time)
 	}
 	if len(at) != 4 || attrs[attrKey("error.type")].String() != "" {
-		t.Fatalf("chunks at %v, error.type %q", at, attrs[attrKey("error.type")].String())
+		t.Fatalf("%d chunks, error.type %q", len(at), attrs[attrKey("error.type")].String())
 	}
-	near := func(d, want time.Duration) bool { return d >= want && d < want+pause/2 }
-	if !near(at[0], pause) || !near(at[1], pause) || !near(at[2], 2*pause) || !near(at[3], 4*pause) {
-		t.Errorf("chunks at %v; want a and b at the first flush (%v), c at the second (%v), d at the end (%v)", at, pause, 2*pause, 4*pause)
+	// Chunk times are whole microseconds after the start, truncated, read off the cycle counter:
+	// 5 µs covers that, as in TestChunkTimesOnTheMonotonicClock.
+	const slack = 5 * time.Microsecond
+	within := func(x, from, to time.Time) bool { return !x.Before(from.Add(-slack)) && !x.After(to.Add(slack)) }
+	rel := func(x time.Time) time.Duration { return x.Sub(span.StartTime) }
+	if !within(at[0], m[0], m[1]) || !within(at[1], m[0], m[1]) || !within(at[2], m[2], m[3]) || !within(at[3], m[4], span.EndTime) {
+		t.Errorf("chunks at %v, %v, %v, %v; want a and b within the first flush (%v to %v), c within the second (%v to %v), d at the end (%v to %v)",
+			rel(at[0]), rel(at[1]), rel(at[2]), rel(at[3]), rel(m[0]), rel(m[1]), rel(m[2]), rel(m[3]), rel(m[4]), rel(span.EndTime))
 	}
 }
 
