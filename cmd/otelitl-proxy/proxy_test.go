@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,8 +218,9 @@ func TestForwarding(t *testing.T) {
 // (a server that streams while it is still receiving a long prompt). The proxy keeps reading the
 // client's body after it has written the response's header, so a 3 MiB request whose second half
 // the client sends only once the answer has begun arrives whole, and the stream reaches the client.
+// "Begun" is the client's own view: the second half waits until the answer's first byte has
+// reached the client, which the proxy sends only once it has written the header.
 func TestLargeBodyFullDuplex(t *testing.T) {
-	started := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A Go server that answers while it reads must say so too, or its own HTTP/1 server
 		// discards 256 KiB of what it has not read.
@@ -226,7 +230,6 @@ func TestLargeBodyFullDuplex(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush() // the answer starts before the body is read
-		close(started)
 		n, err := io.Copy(io.Discard, r.Body)
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d bytes, %v\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", n, err)
 	}))
@@ -238,20 +241,35 @@ func TestLargeBodyFullDuplex(t *testing.T) {
 	proxy := httptest.NewServer(newHandler(c, httpitl.NewTransport(http.DefaultTransport), log.New(io.Discard, "", 0)))
 	defer proxy.Close()
 	head, tail := `{"model":"m","stream":true,"messages":[{"role":"user","content":"`+strings.Repeat("x", 1<<20), strings.Repeat("y", 2<<20)+`"}]}`
+	answered := make(chan struct{})
+	var once sync.Once
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotFirstResponseByte: func() { once.Do(func() { close(answered) }) },
+	})
 	pr, pw := io.Pipe()
+	sentEarly := make(chan bool, 1)
 	go func() {
 		_, _ = io.WriteString(pw, head)
 		select {
-		case <-started:
-			time.Sleep(100 * time.Millisecond) // the proxy has written the answer's header by now
-		case <-time.After(5 * time.Second):
+		case <-answered: // the proxy has written the answer's header
+			sentEarly <- false
+		case <-time.After(10 * time.Second):
+			sentEarly <- true // the header never came while the body was open: fails below
 		}
 		_, _ = io.WriteString(pw, tail)
 		pw.Close()
 	}()
-	res, err := http.Post(proxy.URL+"/v1/chat/completions", "application/json", pr)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, proxy.URL+"/v1/chat/completions", pr)
 	if err != nil {
 		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if <-sentEarly {
+		t.Error("the answer's header did not reach the client while the request's second half was held back")
 	}
 	got, err := io.ReadAll(res.Body)
 	res.Body.Close()
