@@ -52,10 +52,14 @@ func TestCardinalityFlood(t *testing.T) {
 	}
 	steady, peak := rssFigures(r)
 	report := fmt.Sprintf("cardinality flood: %d distinct models at %d/s, limit %d (default=%v), flush every %v: at most %d series per request (limit + overflow), "+
-		"%d overflow points, %d distinct series over the run; every observation kept (%d TTFTs for %d spans); "+
-		"collector RSS steady %.0f MiB (median of the last third of %d samples), peak %.0f MiB (VmHWM); CPU %.1f s\n",
-		r.spans, rate, effective, limit == 0, flush, maxPts, overflow, distinct, ttfts, r.spans,
-		float64(steady)/(1<<20), len(r.rss), float64(peak)/(1<<20), r.cpu)
+		"%d overflow points, %d distinct series over the run; every observation kept (%d TTFTs for %d spans); ",
+		r.spans, rate, effective, limit == 0, flush, maxPts, overflow, distinct, ttfts, r.spans)
+	if r.statsErr != nil {
+		report += fmt.Sprintf("collector CPU and RSS unavailable, and the bound on its memory not checked: %v\n", r.statsErr)
+	} else {
+		report += fmt.Sprintf("collector RSS steady %.0f MiB (median of the last third of %d samples), peak %.0f MiB (VmHWM); CPU %.1f s\n",
+			float64(steady)/(1<<20), len(r.rss), float64(peak)/(1<<20), r.cpu)
+	}
 	var samples []string
 	for _, v := range r.rss {
 		samples = append(samples, fmt.Sprintf("%.0f", float64(v)/(1<<20)))

@@ -74,6 +74,9 @@ type loadResult struct {
 	cpu                         float64
 	peak                        int64
 	rss                         []int64 // sampled once a second
+	// statsErr says why cpu, peak and rss are missing: procStats reads /proc, which Linux has and
+	// macOS does not. The checks of memory are then not made, and the reports say so.
+	statsErr error
 }
 
 // loadOptions shape a load: rate generations per second, each of chunks chunks, for seconds, the
@@ -177,7 +180,10 @@ func runLoad(t *testing.T, o loadOptions) (*sink, loadResult) {
 	time.Sleep(3 * time.Second) // one more flush: nothing extra may arrive either
 	close(stop)
 	wg.Wait()
-	res.cpu, _, res.peak, _ = procStats(col.cmd.Process.Pid)
+	res.cpu, _, res.peak, res.statsErr = procStats(col.cmd.Process.Pid)
+	if res.statsErr != nil {
+		t.Logf("no CPU or RSS figures for the collector, and no checks of its memory: %v", res.statsErr)
+	}
 	return sk, res
 }
 
@@ -217,12 +223,15 @@ func TestLoad(t *testing.T) {
 			last = max(last, v)
 		}
 	}
-	perM := r.cpu / (float64(r.chunks) / 1e6)
 	report := fmt.Sprintf("load: %d generations/s x %d chunks for %ds (achieved %.0f/s)\n"+
-		"spans sent %d, received downstream %d; gaps sent %d, gap observations %d; stalls %d/%d\n"+
-		"collector CPU %.1f s = %.2f CPU s per million chunks; peak RSS %.0f MiB; RSS middle third %.0f MiB, last third %.0f MiB\n",
-		rate, chunks, seconds, float64(r.spans)/r.elapsed.Seconds(), r.spans, spans, r.gaps, gaps, stalls, r.stalls,
-		r.cpu, perM, float64(r.peak)/(1<<20), float64(mid)/(1<<20), float64(last)/(1<<20))
+		"spans sent %d, received downstream %d; gaps sent %d, gap observations %d; stalls %d/%d\n",
+		rate, chunks, seconds, float64(r.spans)/r.elapsed.Seconds(), r.spans, spans, r.gaps, gaps, stalls, r.stalls)
+	if r.statsErr != nil {
+		report += fmt.Sprintf("collector CPU and RSS unavailable, and RSS growth not checked: %v\n", r.statsErr)
+	} else {
+		report += fmt.Sprintf("collector CPU %.1f s = %.2f CPU s per million chunks; peak RSS %.0f MiB; RSS middle third %.0f MiB, last third %.0f MiB\n",
+			r.cpu, r.cpu/(float64(r.chunks)/1e6), float64(r.peak)/(1<<20), float64(mid)/(1<<20), float64(last)/(1<<20))
+	}
 	t.Log("\n" + report)
 	if p := os.Getenv("LOAD_REPORT"); p != "" {
 		_ = os.WriteFile(p, []byte(report), 0o644)
