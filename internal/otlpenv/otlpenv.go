@@ -112,22 +112,35 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	return p, p.Shutdown, desc, nil
 }
 
-// mismatch is a hint for an export error that comes of speaking one OTLP protocol to the other's
-// port: OTLP/HTTP to a gRPC server gets its HTTP/2 frames, and gRPC to an HTTP/1 server finds no
-// HTTP/2 preface. The defaults, 4317 for gRPC and 4318 for HTTP, make the mistake easy to make and
-// the errors hard to read.
+// mismatch is a hint for an export error that comes of speaking to a receiver in a way it does not
+// speak: one OTLP protocol to the other's port, or with TLS to a port without it, or the other way
+// round. The errors name neither the ports nor the variables, and some do not name TLS; the
+// defaults, 4317 for gRPC and 4318 for HTTP, and TLS for an endpoint without a scheme over gRPC,
+// make the mistakes easy to make.
 //
 // A gRPC server sends its SETTINGS frame as soon as it accepts, so OTLP/HTTP meets it in one of two
 // ways, depending on which goes first over the wire: after the request is written, as a "malformed
 // HTTP response"; before it, as bytes on a connection that expects none, which net/http closes with
 // "readLoopPeekFailLocked" (and logs as an "Unsolicited response"). An HTTP/1 server never speaks
 // first but with a 408, which net/http reports otherwise, so both mean the same mistake.
+//
+// gRPC in plain text to an HTTP/1 server reads its answer to the HTTP/2 preface as a frame too
+// large; to a TLS server, which drops a connection whose first bytes are not a TLS handshake, it
+// reads the end of the connection (EOF) where the server's preface should be.
 func mismatch(err error, proto string) string {
 	msg := err.Error()
+	has := func(s string) bool { return strings.Contains(msg, s) }
 	switch {
-	case proto == "http/protobuf" && (strings.Contains(msg, "malformed HTTP response") || strings.Contains(msg, "readLoopPeekFailLocked")):
+	case proto == "http/protobuf" && (has("malformed HTTP response") || has("readLoopPeekFailLocked")):
 		return fmt.Sprintf(" (the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set %s=grpc)", genericProtocol)
-	case proto == "grpc" && (strings.Contains(msg, "server preface") || strings.Contains(msg, "http2: frame too large")):
+	case proto == "http/protobuf" && has("server gave HTTP response to HTTPS client"),
+		proto == "grpc" && has("first record does not look like a TLS handshake"):
+		return fmt.Sprintf(" (the endpoint does not speak TLS, as a receiver without a tls section does not: write the endpoint with http://, or set %s=true)", genericInsecure)
+	case proto == "http/protobuf" && has("Client sent an HTTP request to an HTTPS server"):
+		return fmt.Sprintf(" (the endpoint speaks TLS: write the endpoint with https://, and leave %s unset)", genericInsecure)
+	case proto == "grpc" && has("error reading server preface: EOF"):
+		return fmt.Sprintf(" (the endpoint closed the connection at once, as a receiver that expects TLS does when spoken to in plain text: write the endpoint with https://, and leave %s unset; if it expects none, it is no OTLP/gRPC receiver)", genericInsecure)
+	case proto == "grpc" && has("server preface"):
 		return fmt.Sprintf(" (the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set %s=http/protobuf)", genericProtocol)
 	}
 	return ""

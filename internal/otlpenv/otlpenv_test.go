@@ -2,9 +2,11 @@ package otlpenv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // unset clears every variable Tracing reads, for the test.
@@ -311,40 +314,80 @@ func TestExportErrorLogged(t *testing.T) {
 // handler, which outlives the test.
 func ignore(string, ...any) {}
 
-// An export that speaks one OTLP protocol to the other's receiver is logged with a hint that
-// names the ports and the variable: the errors themselves ("malformed HTTP response", "server
-// preface") say neither. The receivers are real: a gRPC server, and an HTTP/1 server.
+// An export that speaks to a receiver in a way it does not speak (one OTLP protocol to the other's
+// port, TLS to plain text, plain text to TLS) is logged with a hint that names the ports or the
+// scheme, and the variable: the errors themselves ("malformed HTTP response", "server preface",
+// "EOF") say neither. The receivers are real: gRPC and HTTP/1 servers, with and without TLS.
 func TestProtocolMismatchHint(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcSrv := grpc.NewServer()
-	go func() { _ = grpcSrv.Serve(l) }()
-	defer grpcSrv.Stop()
-	httpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer httpSrv.Close()
-	for _, c := range []struct{ endpoint, proto, want string }{
-		{"http://" + l.Addr().String(), "http/protobuf", toGRPC},
-		{httpSrv.URL, "grpc", toHTTP},
+	grpcPlain := grpcServer(t, nil)
+	grpcTLS := grpcServer(t, credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{testCert(t)}}))
+	httpPlain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer httpPlain.Close()
+	httpTLS := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	httpTLS.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes that fail, on purpose
+	httpTLS.StartTLS()
+	defer httpTLS.Close()
+	_, grpcPort, _ := net.SplitHostPort(grpcPlain)
+	for _, c := range []struct{ endpoint, proto, insecure, want string }{
+		{"http://" + grpcPlain, "http/protobuf", "", toGRPC},
+		{httpPlain.URL, "grpc", "", toHTTP},
+		{"https://" + httpPlain.Listener.Addr().String(), "http/protobuf", "", noTLS},
+		{"https://" + grpcPlain, "grpc", "", noTLS},
+		// Without a scheme, the gRPC exporter takes TLS.
+		{"localhost:" + grpcPort, "grpc", "", noTLS},
+		{"http://" + httpTLS.Listener.Addr().String(), "http/protobuf", "", wantTLS},
+		{httpTLS.URL, "http/protobuf", "true", wantTLS},
+		{"http://" + grpcTLS, "grpc", "", closedAtOnce},
 	} {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
 		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.proto)
+		t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", c.insecure)
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
 		if logged := exportOne(t); len(logged) == 0 || !strings.HasSuffix(logged[0], c.want) {
-			t.Errorf("%s over %s: logged %q, want a line ending in %q", c.endpoint, c.proto, logged, c.want)
+			t.Errorf("%s over %s (insecure %q): logged %q, want a line ending in %q", c.endpoint, c.proto, c.insecure, logged, c.want)
 		}
 	}
 }
 
+// grpcServer serves gRPC, with creds (nil: in plain text), on a loopback port until the test ends,
+// and returns its address.
+func grpcServer(t *testing.T, creds credentials.TransportCredentials) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []grpc.ServerOption
+	if creds != nil {
+		opts = append(opts, grpc.Creds(creds))
+	}
+	s := grpc.NewServer(opts...)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	return l.Addr().String()
+}
+
+// testCert is the certificate of httptest's TLS servers, for a server of another kind.
+func testCert(t *testing.T) tls.Certificate {
+	t.Helper()
+	s := httptest.NewUnstartedServer(nil)
+	s.StartTLS()
+	defer s.Close()
+	return s.TLS.Certificates[0]
+}
+
 const (
-	toGRPC = "(the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
-	toHTTP = "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
+	toGRPC       = "(the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
+	toHTTP       = "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
+	noTLS        = "(the endpoint does not speak TLS, as a receiver without a tls section does not: write the endpoint with http://, or set OTEL_EXPORTER_OTLP_INSECURE=true)"
+	wantTLS      = "(the endpoint speaks TLS: write the endpoint with https://, and leave OTEL_EXPORTER_OTLP_INSECURE unset)"
+	closedAtOnce = "(the endpoint closed the connection at once, as a receiver that expects TLS does when spoken to in plain text: write the endpoint with https://, and leave OTEL_EXPORTER_OTLP_INSECURE unset; if it expects none, it is no OTLP/gRPC receiver)"
 )
 
-// Which of its errors an export meets depends on a race over the wire (see mismatch), so each is
-// named here, as net/http and gRPC write them; TestProtocolMismatchHint meets one or the other.
+// Which of its errors an export meets can depend on a race over the wire (see mismatch), so each
+// is named here, as net/http, crypto/tls and gRPC write them; TestProtocolMismatchHint meets one
+// or the other.
 func TestMismatchErrors(t *testing.T) {
 	for _, c := range []struct {
 		err, proto, want string
@@ -354,12 +397,17 @@ func TestMismatchErrors(t *testing.T) {
 		// The same frame arriving before the request was written.
 		{`traces export: Post "http://127.0.0.1:4317/v1/traces": readLoopPeekFailLocked: %!w(<nil>)`, "http/protobuf", toGRPC},
 		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: http2: frame too large"`, "grpc", toHTTP},
-		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: EOF"`, "grpc", toHTTP},
+		{`traces export: Post "https://127.0.0.1:4318/v1/traces": http: server gave HTTP response to HTTPS client`, "http/protobuf", noTLS},
+		{`traces export: exporter export timeout: rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: tls: first record does not look like a TLS handshake"`, "grpc", noTLS},
+		{`traces export: failed to send to http://127.0.0.1:4318/v1/traces: 400 Bad Request (body: Client sent an HTTP request to an HTTPS server.)`, "http/protobuf", wantTLS},
+		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: EOF"`, "grpc", closedAtOnce},
 		// Other failures get no hint, nor the right error under the other protocol.
 		{`traces export: Post "http://127.0.0.1:4318/v1/traces": dial tcp 127.0.0.1:4318: connect: connection refused`, "http/protobuf", ""},
 		{`traces export: context deadline exceeded`, "grpc", ""},
+		{`traces export: Post "https://127.0.0.1:4318/v1/traces": tls: failed to verify certificate: x509: certificate signed by unknown authority`, "http/protobuf", ""},
 		{`readLoopPeekFailLocked: %!w(<nil>)`, "grpc", ""},
 		{`error reading server preface: EOF`, "http/protobuf", ""},
+		{`http: server gave HTTP response to HTTPS client`, "grpc", ""},
 	} {
 		got := mismatch(errors.New(c.err), c.proto)
 		if c.want == "" && got != "" || c.want != "" && got != " "+c.want {
