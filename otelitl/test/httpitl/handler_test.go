@@ -172,14 +172,21 @@ func TestHandlerClientGone(t *testing.T) {
 	})
 	srv := httptest.NewServer(httpitl.NewHandler(h, httpitl.WithTracerProvider(tp)))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	// The client goes away once the stream has begun: after its first chunk, whatever the time.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"x","stream":true}`))
-	if res, err := http.DefaultClient.Do(req); err == nil {
-		_, _ = io.ReadAll(res.Body)
-		res.Body.Close()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	res, err := http.Post(srv.URL+"/v2/chat/completions", "application/json", strings.NewReader(`{}`))
+	if _, err := io.ReadFull(res.Body, make([]byte, len(chatChunk("a")))); err != nil {
+		t.Fatalf("the first chunk: %v", err)
+	}
+	cancel()
+	_, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	res, err = http.Post(srv.URL+"/v2/chat/completions", "application/json", strings.NewReader(`{}`))
 	if err == nil {
 		res.Body.Close()
 	}
