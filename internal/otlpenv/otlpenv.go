@@ -126,7 +126,11 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 //
 // gRPC in plain text to an HTTP/1 server reads its answer to the HTTP/2 preface as a frame too
 // large; to a TLS server, which drops a connection whose first bytes are not a TLS handshake, it
-// reads the end of the connection (EOF) where the server's preface should be.
+// reads the end of the connection where the server's preface should be: EOF, or a reset when
+// bytes of the client's reached the server after it read the first and before it closed (gRPC
+// writes the preface and its SETTINGS frame apart), which closing with them unread turns into. An
+// HTTP/1 server answers the preface before it closes, so a reset with nothing read is the same
+// mistake.
 func mismatch(err error, proto string) string {
 	msg := err.Error()
 	has := func(s string) bool { return strings.Contains(msg, s) }
@@ -138,7 +142,7 @@ func mismatch(err error, proto string) string {
 		return fmt.Sprintf(" (the endpoint does not speak TLS, as a receiver without a tls section does not: write the endpoint with http://, or set %s=true)", genericInsecure)
 	case proto == "http/protobuf" && has("Client sent an HTTP request to an HTTPS server"):
 		return fmt.Sprintf(" (the endpoint speaks TLS: write the endpoint with https://, and leave %s unset)", genericInsecure)
-	case proto == "grpc" && has("error reading server preface: EOF"):
+	case proto == "grpc" && (has("error reading server preface: EOF") || has("error reading server preface: connection reset by peer")):
 		return fmt.Sprintf(" (the endpoint closed the connection at once, as a receiver that expects TLS does when spoken to in plain text: write the endpoint with https://, and leave %s unset; if it expects none, it is no OTLP/gRPC receiver)", genericInsecure)
 	case proto == "grpc" && has("server preface"):
 		return fmt.Sprintf(" (the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set %s=http/protobuf)", genericProtocol)

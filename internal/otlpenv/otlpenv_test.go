@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,8 +320,10 @@ func ignore(string, ...any) {}
 // scheme, and the variable: the errors themselves ("malformed HTTP response", "server preface",
 // "EOF") say neither. The receivers are real: gRPC and HTTP/1 servers, with and without TLS.
 func TestProtocolMismatchHint(t *testing.T) {
-	grpcPlain := grpcServer(t, nil)
-	grpcTLS := grpcServer(t, credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{testCert(t)}}))
+	grpcPlain := grpcServer(t, nil, false)
+	tlsCreds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{testCert(t)}})
+	grpcTLS := grpcServer(t, tlsCreds, false)
+	grpcTLSUnread := grpcServer(t, tlsCreds, true)
 	httpPlain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer httpPlain.Close()
 	httpTLS := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -338,6 +341,8 @@ func TestProtocolMismatchHint(t *testing.T) {
 		{"http://" + httpTLS.Listener.Addr().String(), "http/protobuf", "", wantTLS},
 		{httpTLS.URL, "http/protobuf", "true", wantTLS},
 		{"http://" + grpcTLS, "grpc", "", closedAtOnce},
+		// The same server, closing with bytes of the client's unread: the connection is reset.
+		{"http://" + grpcTLSUnread, "grpc", "", closedAtOnce},
 	} {
 		unset(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
@@ -351,8 +356,11 @@ func TestProtocolMismatchHint(t *testing.T) {
 }
 
 // grpcServer serves gRPC, with creds (nil: in plain text), on a loopback port until the test ends,
-// and returns its address.
-func grpcServer(t *testing.T, creds credentials.TransportCredentials) string {
+// and returns its address. With unread, a connection the server closes is reset instead of ended:
+// it closes with bytes of the client's SETTINGS frame unread. So it goes whenever that frame, which
+// gRPC writes apart from its preface, reaches a TLS server after its first read and before it drops
+// the connection (seen on a loaded machine); here every time, after the client has written it.
+func grpcServer(t *testing.T, creds credentials.TransportCredentials, unread bool) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -363,9 +371,46 @@ func grpcServer(t *testing.T, creds credentials.TransportCredentials) string {
 		opts = append(opts, grpc.Creds(creds))
 	}
 	s := grpc.NewServer(opts...)
+	addr := l.Addr().String()
+	if unread {
+		l = unreadListener{l}
+	}
 	go func() { _ = s.Serve(l) }()
 	t.Cleanup(s.Stop)
-	return l.Addr().String()
+	return addr
+}
+
+// unreadListener's connections give the server at most 5 bytes a read (a TLS record's header,
+// all a TLS server reads of a plain-text client), and before they close read the rest of gRPC's
+// 24-byte preface and the first byte of its SETTINGS frame, waiting for the client to write that
+// frame: the rest of it is unread when the connection closes.
+type unreadListener struct{ net.Listener }
+
+type unreadConn struct {
+	net.Conn
+	read atomic.Int64
+}
+
+func (l unreadListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &unreadConn{Conn: c}, nil
+}
+
+func (c *unreadConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p[:min(len(p), 5)])
+	c.read.Add(int64(n))
+	return n, err
+}
+
+func (c *unreadConn) Close() error {
+	if n := 25 - c.read.Swap(25); n > 0 {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.ReadFull(c.Conn, make([]byte, n))
+	}
+	return c.Conn.Close()
 }
 
 // testCert is the certificate of httptest's TLS servers, for a server of another kind.
@@ -401,12 +446,15 @@ func TestMismatchErrors(t *testing.T) {
 		{`traces export: exporter export timeout: rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: tls: first record does not look like a TLS handshake"`, "grpc", noTLS},
 		{`traces export: failed to send to http://127.0.0.1:4318/v1/traces: 400 Bad Request (body: Client sent an HTTP request to an HTTPS server.)`, "http/protobuf", wantTLS},
 		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: EOF"`, "grpc", closedAtOnce},
+		// The same close, with bytes of the client's unread (met under load; see grpcServer).
+		{`traces export: exporter export timeout: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: connection reset by peer"`, "grpc", closedAtOnce},
 		// Other failures get no hint, nor the right error under the other protocol.
 		{`traces export: Post "http://127.0.0.1:4318/v1/traces": dial tcp 127.0.0.1:4318: connect: connection refused`, "http/protobuf", ""},
 		{`traces export: context deadline exceeded`, "grpc", ""},
 		{`traces export: Post "https://127.0.0.1:4318/v1/traces": tls: failed to verify certificate: x509: certificate signed by unknown authority`, "http/protobuf", ""},
 		{`readLoopPeekFailLocked: %!w(<nil>)`, "grpc", ""},
 		{`error reading server preface: EOF`, "http/protobuf", ""},
+		{`error reading server preface: connection reset by peer`, "http/protobuf", ""},
 		{`http: server gave HTTP response to HTTPS client`, "grpc", ""},
 	} {
 		got := mismatch(errors.New(c.err), c.proto)
