@@ -320,16 +320,17 @@ func ignore(string, ...any) {}
 // scheme, and the variable: the errors themselves ("malformed HTTP response", "server preface",
 // "EOF") say neither. The receivers are real: gRPC and HTTP/1 servers, with and without TLS.
 func TestProtocolMismatchHint(t *testing.T) {
-	grpcPlain := grpcServer(t, nil, false)
-	tlsCreds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{testCert(t)}})
-	grpcTLS := grpcServer(t, tlsCreds, false)
-	grpcTLSUnread := grpcServer(t, tlsCreds, true)
 	httpPlain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer httpPlain.Close()
 	httpTLS := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	httpTLS.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes that fail, on purpose
 	httpTLS.StartTLS()
 	defer httpTLS.Close()
+	grpcPlain := grpcServer(t, nil, false)
+	// The gRPC servers with TLS present httptest's certificate, as httpTLS does.
+	tlsCreds := credentials.NewTLS(&tls.Config{Certificates: httpTLS.TLS.Certificates})
+	grpcTLS := grpcServer(t, tlsCreds, false)
+	grpcTLSUnread := grpcServer(t, tlsCreds, true)
 	_, grpcPort, _ := net.SplitHostPort(grpcPlain)
 	for _, c := range []struct{ endpoint, proto, insecure, want string }{
 		{"http://" + grpcPlain, "http/protobuf", "", toGRPC},
@@ -411,15 +412,6 @@ func (c *unreadConn) Close() error {
 		_, _ = io.ReadFull(c.Conn, make([]byte, n))
 	}
 	return c.Conn.Close()
-}
-
-// testCert is the certificate of httptest's TLS servers, for a server of another kind.
-func testCert(t *testing.T) tls.Certificate {
-	t.Helper()
-	s := httptest.NewUnstartedServer(nil)
-	s.StartTLS()
-	defer s.Close()
-	return s.TLS.Certificates[0]
 }
 
 const (
