@@ -26,6 +26,19 @@ var encodings = []struct {
 // per encoding; ns/span and ns/gap are reported besides ns/op (one batch).
 func BenchmarkConsumeTraces(b *testing.B) { benchmarkConsume(b, 200) }
 
+// BenchmarkConsumeTracesClock is BenchmarkConsumeTraces on arrivals as a clock reads them
+// (benchspans.ClockTraces): their gaps fall anywhere in the histogram's buckets, where those of
+// BenchmarkConsumeTraces fall on whole milliseconds, so that a branch on a gap's bucket is
+// mispredicted as often as on a real reply.
+func BenchmarkConsumeTracesClock(b *testing.B) {
+	const spans, chunks = 100, 200
+	for _, enc := range encodings {
+		b.Run("enc="+enc.name, func(b *testing.B) {
+			consume(b, benchspans.ClockTraces(spans, chunks, enc.compact), spans, chunks)
+		})
+	}
+}
+
 // BenchmarkConsumeTracesPerSpan is BenchmarkConsumeTraces on spans of two chunks: what a span
 // costs the connector besides its gaps (reading its attributes, finding its series, observing its
 // per-span figures). Changes to that work, a few percent of a 200-chunk span, show here.

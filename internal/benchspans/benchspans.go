@@ -15,8 +15,22 @@ import (
 )
 
 // Traces returns spans generation spans of chunks chunks each, in one ResourceSpans, written as
-// events or as the compact attribute. Models vary over 4 names so that several series exist.
+// events or as the compact attribute. Models vary over 4 names so that several series exist. The
+// arrivals fall on whole milliseconds.
 func Traces(spans, chunks int, compact bool) ptrace.Traces {
+	return traces(spans, chunks, compact, false)
+}
+
+// ClockTraces returns the replies of Traces with each gap up to a millisecond longer, a random
+// number of nanoseconds: arrivals as a clock reads them, which fall anywhere in a histogram's
+// buckets, where those of Traces fall on whole milliseconds, always on the same side of a
+// boundary. Code that branches on a gap's bucket is measured on both. (Compact offsets keep
+// microseconds.)
+func ClockTraces(spans, chunks int, compact bool) ptrace.Traces {
+	return traces(spans, chunks, compact, true)
+}
+
+func traces(spans, chunks int, compact, clock bool) ptrace.Traces {
 	rng := rand.New(rand.NewPCG(1, 2))
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
@@ -61,6 +75,9 @@ func Traces(spans, chunks int, compact bool) ptrace.Traces {
 				ev.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(off)))
 			}
 			gap := time.Duration(12+rng.IntN(20)) * time.Millisecond
+			if clock {
+				gap += time.Duration(rng.IntN(int(time.Millisecond)))
+			}
 			if rng.IntN(100) == 0 {
 				gap += 400 * time.Millisecond
 			}
