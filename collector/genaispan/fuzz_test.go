@@ -3,6 +3,7 @@ package genaispan_test
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/buckets"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/itlconv/timeline"
 )
@@ -119,6 +121,18 @@ func FuzzDecode(f *testing.F) {
 		const stall = 20 * time.Millisecond // short, so that both sides of it are reached
 		d := genaispan.New(genaispan.Config{MaxChunks: 1000, StallThreshold: stall})
 		r := d.Read(span, true)
+		// A decoder that counts the gaps as it reads them reads the same call, valid or not, and
+		// its counts, when it has them, are the timeline's gaps in the counter's buckets.
+		dc := genaispan.New(genaispan.Config{MaxChunks: 1000, StallThreshold: stall})
+		dc.CountGaps(buckets.NewCounter(fuzzBuckets))
+		rc := dc.Read(span, true)
+		if rc.Valid != r.Valid || rc.Reason != r.Reason || rc.Figures != r.Figures || rc.Gaps != r.Gaps ||
+			!slices.Equal(rc.Timeline.Offsets, r.Timeline.Offsets) {
+			t.Fatalf("counting the gaps changed the call: %+v, without %+v", rc, r)
+		}
+		if counts := dc.GapCounts(); counts != nil && !slices.Equal(counts, genaispan.CountsOf(fuzzBuckets, r.Timeline.Offsets)) {
+			t.Fatalf("offsets %v: counted %v, want %v", r.Timeline.Offsets, counts, genaispan.CountsOf(fuzzBuckets, r.Timeline.Offsets))
+		}
 		if want, ok := compactReason(span, 1000); ok && r.Reason != want {
 			t.Fatalf("compact timeline: reason %q, want %q", r.Reason, want)
 		}
@@ -163,6 +177,10 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// fuzzBuckets are the default gap boundaries: their linear table ends at 2^32 ns, and the fuzzer's
+// gaps fall on either side of it.
+var fuzzBuckets = buckets.New(itlconv.GapBuckets)
 
 // compactReason is the compact timeline's rules written out plainly, the fuzz target's reference
 // for the reader's faster checks: the reason a span's offsets break the first rule at, in order

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/otelitl/itl/collector/internal/buckets"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/itlconv/timeline"
 )
@@ -86,9 +87,37 @@ type Decoder struct {
 	gaps    timeline.GapStats
 	hasGaps bool
 	call    Call
+	// counter, when set (CountGaps), counts the gaps of the arrivals into its buckets as they are
+	// read; counted says it holds every gap of the timeline the last decode read.
+	counter *buckets.Counter
+	counted bool
 }
 
 type pair struct{ off, tok int64 }
+
+// CountGaps makes d count the gaps of the timelines it reads into c's buckets as it reads the
+// arrivals, for GapCounts: the itl_metrics connector's histogram of the gaps then needs no pass of
+// its own over them. It counts
+// the common timelines: compact ones, and chunk events of the default name without attributes in
+// time order. For any other the Call has no counts. c, which d keeps and overwrites with every
+// span, is d's alone; nil stops it.
+func (d *Decoder) CountGaps(c *buckets.Counter) { d.counter = c }
+
+// GapCounts returns the counts of the gaps of the model call the last Read returned, one per
+// bucket of the counter's Table, when d has a counter (CountGaps) and counted every gap of the
+// call's valid timeline as it read the arrivals: a histogram of the gaps with those boundaries
+// adds them instead of going over the offsets again. It returns nil otherwise: then count the
+// gaps of the Call's Timeline. The counts are d's, valid until the next Read.
+//
+// A method of the Decoder rather than a field of the Call: every span takes a Call, and the
+// common one, no model call, would pay for writing the field (BENCHMARKS.md).
+func (d *Decoder) GapCounts() []uint64 {
+	// counted is the last decode's; a span Read took without a decode is no model call.
+	if !d.counted || !d.call.ModelCall || !d.call.Valid {
+		return nil
+	}
+	return d.counter.Counts()
+}
 
 // KeepChunks is the longest timeline, in chunks, whose buffers Trim lets a Decoder keep: 8,192
 // arrivals, far more than a chat reply has, is at most some 400 KiB of buffers.
@@ -196,7 +225,7 @@ func emptyResult(span ptrace.Span) Result {
 // Call holds it, and a Result returned would be copied into the Call.
 func (d *Decoder) decode(span ptrace.Span, r *Result) {
 	*r = emptyResult(span)
-	d.hasGaps = false
+	d.hasGaps, d.counted = false, false
 	fs := &d.fields
 	evs := span.Events()
 	var s eventScan // a span without events, as a compact timeline comes, has nothing to scan
@@ -248,6 +277,7 @@ type eventScan struct {
 	why       Reason            // the first problem among those arrivals, when collected
 	tokens    bool              // an arrival carries a token count
 	gaps      timeline.GapStats // of the arrivals collected, in the order they came
+	counted   bool              // every gap between them, in time order, is counted in d.counter
 }
 
 // sorted reports whether the arrivals came in time order: then no gap between them is negative,
@@ -363,7 +393,10 @@ func (d *Decoder) scanChunks(r *Result, evs ptrace.SpanEventSlice) (eventScan, b
 		return eventScan{}, false
 	}
 	d.offsets, d.tokens = offs, toks
-	return eventScan{name: name, n: n, collected: true, tokens: hasTokens, gaps: gaps}, true
+	// plainEvents counted every gap when it read every arrival, in time order: it leaves out a
+	// negative gap, and the timeline's gaps are then those of the arrivals sorted.
+	counted := d.counter != nil && name == itlconv.ChunkEventName && k == n && gaps.MinNs >= 0
+	return eventScan{name: name, n: n, collected: true, tokens: hasTokens, gaps: gaps, counted: counted}, true
 }
 
 // plainEvents reads the span's events from the first for as long as they are chunk events of the
@@ -389,6 +422,9 @@ func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int
 	}
 	if ev.Attributes().Len() != 0 {
 		return gaps, 0, true
+	}
+	if isDefault && d.counter != nil {
+		return d.countedEvents(evs, offs, start, prev)
 	}
 	if isDefault {
 		// A stall ends the inner loop, which counts it, and the loop goes on after it: a stall is
@@ -426,6 +462,50 @@ func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int
 		}
 		gaps = gaps.Add(off-prev, th)
 		prev = off
+	}
+	return gaps, len(offs), true
+}
+
+// countedEvents is plainEvents's loop over chunk events of the default name for a decoder with a
+// counter: it also counts each gap into the counter's buckets, so that the itl_metrics connector
+// need not go over the offsets again (BENCHMARKS.md). Event 0, at offset prev, has been read.
+//
+// One comparison in the loop sends the rare gaps out of it: a stall, a gap beyond the counter's
+// linear table, and a negative one (arrivals out of order, whose counts the Call then leaves out).
+// Its own function, so that the compiler gives its state the registers: it has none to spare.
+func (d *Decoder) countedEvents(evs ptrace.SpanEventSlice, offs []int64, start, prev int64) (gaps timeline.GapStats, k int, ok bool) {
+	c, th := d.counter, int64(d.stall)
+	c.Reset()
+	gaps = timeline.NoGaps()
+	cut, shift := c.Cut(th), c.Shift()
+	for i := 1; i < len(offs); i++ {
+		for ; i < len(offs); i++ {
+			ev := evs.At(i)
+			off := int64(ev.Timestamp()) - start
+			offs[i] = off
+			if ev.Name() != itlconv.ChunkEventName {
+				return gaps, i, false
+			}
+			if ev.Attributes().Len() != 0 {
+				return gaps, i, true
+			}
+			g := off - prev
+			gaps.MinNs, gaps.MaxNs, prev = min(gaps.MinNs, g), max(gaps.MaxNs, g), off
+			if uint64(g) >= cut {
+				break
+			}
+			c.Add(g, shift)
+		}
+		if i == len(offs) {
+			break
+		}
+		g := offs[i] - offs[i-1]
+		if g > th {
+			gaps.Stalls++
+		}
+		if g >= 0 {
+			c.AddAny(g)
+		}
 	}
 	return gaps, len(offs), true
 }
@@ -590,6 +670,7 @@ func (d *Decoder) events(r *Result, evs ptrace.SpanEventSlice, s eventScan) {
 	// The gaps counted on the way are the timeline's when the arrivals came in time order; for the
 	// rare span whose events did not, Read counts them on the sorted timeline.
 	d.gaps, d.hasGaps = s.gaps, s.sorted()
+	d.counted = s.counted
 	if s.tokens {
 		r.Timeline.Tokens = d.tokens
 	}
@@ -623,7 +704,13 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 	// The span lasts at most itlconv.MaxDuration (checked before): an offset within it converts to
 	// nanoseconds without overflow.
 	limit := itlconv.Micros(r.End - r.Start)
-	gaps, bad := readOffsets(offs, d.offsets, limit, int64(d.stall))
+	var gaps timeline.GapStats
+	var bad int
+	if d.counter != nil {
+		gaps, bad = readCountedOffsets(offs, d.offsets, limit, int64(d.stall), d.counter)
+	} else {
+		gaps, bad = readOffsets(offs, d.offsets, limit, int64(d.stall))
+	}
 	if bad < n {
 		prev := int64(0)
 		if bad > 0 {
@@ -634,7 +721,7 @@ func (d *Decoder) compact(r *Result, v pcommon.Value) {
 		return
 	}
 	r.Timeline = timeline.Timeline{Offsets: d.offsets}
-	d.gaps, d.hasGaps = gaps, true
+	d.gaps, d.hasGaps, d.counted = gaps, true, d.counter != nil
 	if !hasTokens {
 		return
 	}
@@ -685,6 +772,50 @@ func readOffsets(offs pcommon.Slice, out []int64, limit, th int64) (timeline.Gap
 				}
 			}
 		}
+	}
+	return gaps, len(out)
+}
+
+// readCountedOffsets is readOffsets for a decoder with a counter: it also counts each gap into the
+// counter's buckets (see countedEvents), with AddFlag, whose flag suits a loop over an array. The
+// offsets it accepts are in order, so no gap is negative; one comparison sends a stall or a gap
+// beyond the linear table out of the loop.
+func readCountedOffsets(offs pcommon.Slice, out []int64, limit, th int64, c *buckets.Counter) (timeline.GapStats, int) {
+	c.Reset()
+	gaps := timeline.NoGaps()
+	if len(out) == 0 {
+		return gaps, 0
+	}
+	e := offs.At(0)
+	prev := e.Int()
+	if uint64(prev) > uint64(limit) || prev == 0 && e.Type() != pcommon.ValueTypeInt {
+		return gaps, 0
+	}
+	out[0] = itlconv.Nanos(prev)
+	cut, shift := c.Cut(th), c.Shift()
+	for i := 1; i < len(out); i++ {
+		for ; i < len(out); i++ {
+			e := offs.At(i)
+			us := e.Int() // 0 for a value that is not an int: only then is its type worth a look
+			if uint64(us-prev) > uint64(limit-prev) || us == 0 && e.Type() != pcommon.ValueTypeInt {
+				return gaps, i
+			}
+			g := itlconv.Nanos(us - prev)
+			prev, out[i] = us, itlconv.Nanos(us)
+			gaps.MinNs, gaps.MaxNs = min(gaps.MinNs, g), max(gaps.MaxNs, g)
+			if uint64(g) >= cut {
+				break
+			}
+			c.AddFlag(g, shift)
+		}
+		if i == len(out) {
+			break
+		}
+		g := out[i] - out[i-1]
+		if g > th {
+			gaps.Stalls++
+		}
+		c.AddAny(g)
 	}
 	return gaps, len(out)
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/otelitl/itl/collector/internal/buckets"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/itlconv"
@@ -149,7 +150,7 @@ func BenchmarkObserveGaps(b *testing.B) {
 		offsets = append(offsets, offs)
 		stats = append(stats, timeline.Timeline{Offsets: offs}.Stats(itlconv.DefaultStallThreshold))
 	})
-	h := newExplicit(newBounds(itlconv.GapBuckets), 0)
+	h := newExplicit(buckets.New(itlconv.GapBuckets), 0)
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, o := range offsets {

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/buckets"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/itlconv"
 )
@@ -78,8 +79,8 @@ type itlMetrics struct {
 	instance string
 	delta    bool
 
-	batches sync.Pool         // of *batch
-	bounds  [numHists]*bounds // explicit boundaries per histogram
+	batches sync.Pool                // of *batch
+	bounds  [numHists]*buckets.Table // explicit boundaries per histogram
 
 	mu       sync.Mutex
 	series   map[string]*series
@@ -127,7 +128,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		if b == nil {
 			b = def.Buckets
 		}
-		c.bounds[h] = newBounds(b)
+		c.bounds[h] = buckets.New(b)
 	}
 	c.batches.New = func() any { return c.newBatch() }
 	c.lastFlus = pcommon.NewTimestampFromTime(time.Now())
@@ -237,6 +238,10 @@ func (c *itlMetrics) newBatch() *batch {
 	b := &batch{}
 	for i := range b.spans {
 		b.spans[i].d = genaispan.New(c.cfg.Config)
+		if c.cfg.Histogram.Exponential.MaxSize == 0 {
+			// The decoder counts the gaps in the gap histogram's buckets as it reads them.
+			b.spans[i].d.CountGaps(buckets.NewCounter(c.bounds[hGap]))
+		}
 	}
 	return b
 }
@@ -283,7 +288,7 @@ func (c *itlMetrics) recordBatch(b *batch, now time.Time) {
 	defer c.mu.Unlock()
 	for i := range b.n {
 		p := &b.spans[i]
-		c.record(c.seriesFor(p.call, p.d, p.attrs, p.res, now), p.call, p.errType, &p.ex)
+		c.record(c.seriesFor(p.call, p.d, p.attrs, p.res, now), p.call, p.d.GapCounts(), p.errType, &p.ex)
 		p.call, p.attrs, p.res = nil, pcommon.Map{}, pcommon.Map{} // hold on to no span
 	}
 	b.n = 0
@@ -495,7 +500,7 @@ func (c *itlMetrics) observe(hs hist, v float64, ex *exemplar) {
 // count, and counting them twice for one request would double every sum. Stalls, the largest gap
 // and the gaps exist only for a valid timeline: a mean gap or a time to first chunk says nothing
 // of them.
-func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex *exemplar) {
+func (c *itlMetrics) record(s *series, call *genaispan.Call, gapCounts []uint64, errType string, ex *exemplar) {
 	s.dirty = true
 	f := &call.Figures
 	withTimeline := call.HasTimeline() && call.Valid
@@ -547,7 +552,11 @@ func (c *itlMetrics) record(s *series, call *genaispan.Call, errType string, ex 
 	}
 	if f.HasGaps {
 		g := c.hist(s, hGap)
-		g.observeGaps(call.Timeline.Offsets, call.Gaps)
+		if gapCounts != nil {
+			g.addGapCounts(gapCounts, call.Timeline.Offsets, call.Gaps)
+		} else {
+			g.observeGaps(call.Timeline.Offsets, call.Gaps)
+		}
 		g.exemplars().offer(f.MaxGap, ex) // the span's worst gap is the one worth linking
 		c.observe(c.hist(s, hGapMax), f.MaxGap, ex)
 	}

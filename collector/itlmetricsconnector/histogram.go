@@ -1,13 +1,11 @@
 package itlmetricsconnector
 
 import (
-	"math"
-	"math/bits"
-
 	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelitl/itl/collector/internal/buckets"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/itlconv/timeline"
 )
@@ -114,6 +112,10 @@ type hist interface {
 	// connector's hot loop, kept free of per-gap interface calls. gs are the offsets' GapStats,
 	// which the decoder counted as it read them: their smallest and largest gap.
 	observeGaps(offsets []int64, gs timeline.GapStats)
+	// addGapCounts observes the same gaps as observeGaps from counts, their counts in the buckets
+	// of the gap histogram's boundaries (the connector's hGap), which the decoder counted as it
+	// read them (genaispan.Decoder.GapCounts).
+	addGapCounts(counts []uint64, offsets []int64, gs timeline.GapStats)
 	// observeGapsPerToken observes every gap over the tokens of the chunk that ends it, in seconds:
 	// the server's time per output token. gs are tl's GapStats.
 	observeGapsPerToken(tl timeline.Timeline, gs timeline.GapStats)
@@ -124,161 +126,8 @@ type hist interface {
 	exemplars() *reservoir
 }
 
-// bounds are a histogram's explicit boundaries, with what the per-gap loop needs to find a gap's
-// bucket on integers, without a search:
-//   - ns[i] is the largest number of nanoseconds whose value in seconds (timeline.Seconds) is at
-//     most b[i], so that a gap of g ns falls in the first bucket i with g <= ns[i], exactly where
-//     the float comparison with b would put it; ns ends with math.MaxInt64, which no gap exceeds,
-//     so that no step needs a length check;
-//   - lin[c] is the count of thresholds below the smallest gap of cell c, the gaps from c<<linShift
-//     to (c+1)<<linShift - 1, for the gaps below linLimit. linShift is the largest that leaves at
-//     most one threshold inside any cell, so that a gap's bucket is lin[c] plus one comparison,
-//     added without a branch (a branch would be mispredicted for about half the gaps that share
-//     a cell with a threshold). For the default gap boundaries the cells are 1.05 ms wide and
-//     cover the gaps up to 4.3 s, which is nearly every gap;
-//   - start[k] is where a search starts for a larger gap of key k (its bit length and the three
-//     bits after its leading one, an eighth of an octave): the count of thresholds below the
-//     smallest gap of that key, every one of them below any gap of the key.
-type bounds struct {
-	b        []float64
-	ns       [tableSize]int64 // the thresholds, then math.MaxInt64 to the end
-	lin      [linSize]uint8
-	linShift uint
-	linLimit uint64 // 0 when lin's counts cannot hold the boundaries (255 or more)
-	start    [tableSize]uint16
-}
-
-// tableSize holds every key (64 bit lengths, 8 eighths each) and every threshold (at most 256
-// boundaries and the sentinel): indexes masked with tableSize-1 need no bounds check.
-const tableSize = 64 << 3
-
-// linSize is the number of cells of the linear table: 4 KiB, which stays in the L1 cache.
-const linSize = 1 << 12
-
-// maxLinShift bounds the cells' width (2^40 ns is 18 minutes): wider cells would cover gaps no
-// timeline holds.
-const maxLinShift = 40
-
-func newBounds(b []float64) *bounds {
-	bs := &bounds{b: b}
-	for i := range bs.ns {
-		bs.ns[i] = math.MaxInt64
-	}
-	for i, x := range b {
-		bs.ns[i] = maxNanos(x)
-	}
-	for k := range bs.start {
-		low, ok := lowestOfKey(k)
-		if !ok {
-			continue // no gap has this key
-		}
-		n := 0
-		for n < len(b) && bs.ns[n] < low {
-			n++
-		}
-		bs.start[k] = uint16(n)
-	}
-	if len(b) < math.MaxUint8 {
-		// Cells 2 ns wide always pass: a gap can exceed only the smaller of its cell's two values.
-		for shift := uint(maxLinShift); !bs.fillLinear(shift) && shift > 1; shift-- {
-		}
-	}
-	return bs
-}
-
-// fillLinear fills the linear table with cells 2^shift ns wide, and reports whether every cell
-// holds at most one threshold that a gap of the cell can exceed. It sets linLimit only then.
-func (bs *bounds) fillLinear(shift uint) bool {
-	n := 0
-	for c := range bs.lin {
-		low := int64(c) << shift
-		for n < len(bs.b) && bs.ns[n] < low {
-			n++
-		}
-		// the largest gap of the cell exceeds threshold n+1 too: more than one step
-		if high := int64(c+1)<<shift - 1; bs.ns[n+1] < high {
-			return false
-		}
-		bs.lin[c] = uint8(n)
-	}
-	bs.linShift, bs.linLimit = shift, uint64(linSize)<<shift
-	return true
-}
-
-// gapKey is the table key of a gap of ns >= 0 nanoseconds: its bit length, and the three bits that
-// follow its leading one.
-func gapKey(ns int64) int {
-	l := bits.Len64(uint64(ns))
-	// The shift is masked so that the compiler emits a bare shift: 65-l is 64 only for l = 1,
-	// where a shift by 0 gives the same answer (1 >> 61 is 0).
-	return l<<3 | int(uint64(ns)<<((65-l)&63)>>61)
-}
-
-// lowestOfKey returns the smallest non-negative int64 with gapKey k, and false when none has it.
-func lowestOfKey(k int) (int64, bool) {
-	l, sub := k>>3, int64(k&7)
-	switch {
-	case l == 0:
-		return 0, sub == 0
-	case l < 4: // fewer than three bits follow the leading one: look for it
-		for g := int64(1) << (l - 1); g < int64(1)<<l; g++ {
-			if gapKey(g) == k {
-				return g, true
-			}
-		}
-		return 0, false
-	case l > 63:
-		return 0, false
-	}
-	return int64(1)<<(l-1) | sub<<(l-4), true
-}
-
-// maxNanos is the largest int64 g with timeline.Seconds(g) <= x (math.MinInt64 when there is none).
-func maxNanos(x float64) int64 {
-	switch {
-	case x >= timeline.Seconds(math.MaxInt64):
-		return math.MaxInt64
-	case x < timeline.Seconds(math.MinInt64):
-		return math.MinInt64
-	}
-	g := int64(math.Floor(x * 1e9))
-	for g < math.MaxInt64 && timeline.Seconds(g+1) <= x {
-		g++
-	}
-	for g > math.MinInt64 && timeline.Seconds(g) > x {
-		g--
-	}
-	return g
-}
-
-// linBucket returns bucket(b, Seconds(ns)) for 0 <= ns < linLimit: one look-up and one comparison.
-// It is small enough to be inlined into the per-gap loop, which a function choosing between it and
-// searchBucket would not be.
-func (bs *bounds) linBucket(ns int64) int {
-	// The shift is masked so that the compiler emits a bare shift: linShift is at most 40.
-	i := int(bs.lin[(ns>>(bs.linShift&63))&(linSize-1)])
-	return i + b2i(bs.ns[i&(tableSize-1)] < ns)
-}
-
-// searchBucket returns bucket(b, Seconds(ns)) for any ns >= 0, from the key table.
-func (bs *bounds) searchBucket(ns int64) int {
-	i := int(bs.start[gapKey(ns)&(tableSize-1)])
-	for bs.ns[i&(tableSize-1)] < ns {
-		i++
-	}
-	return i
-}
-
-// b2i is 1 for true and 0 for false; the compiler makes it a flag read, not a branch.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 type explicitHist struct {
-	bs       *bounds // shared, read-only
+	bs       *buckets.Table // shared, read-only
 	bounds   []float64
 	counts   []uint64
 	odd      []uint64 // observeGaps's counts of every other gap, until merge; nil until it runs
@@ -288,8 +137,8 @@ type explicitHist struct {
 	res      reservoir
 }
 
-func newExplicit(bs *bounds, exemplars int) *explicitHist {
-	return &explicitHist{bs: bs, bounds: bs.b, counts: make([]uint64, len(bs.b)+1), res: reservoir{ex: make([]exemplar, 0, exemplars)}}
+func newExplicit(bs *buckets.Table, exemplars int) *explicitHist {
+	return &explicitHist{bs: bs, bounds: bs.Bounds(), counts: make([]uint64, len(bs.Bounds())+1), res: reservoir{ex: make([]exemplar, 0, exemplars)}}
 }
 
 func (h *explicitHist) observe(v float64) {
@@ -321,7 +170,7 @@ func bucket(bounds []float64, v float64) int {
 }
 
 // observeGaps is the connector's hot loop: per gap, a subtraction, a table look-up, one comparison
-// with an integer threshold, and the count (linBucket, inlined; searchBucket for the rare gap
+// with an integer threshold, and the count (Table.Lin, inlined; Table.Search for the rare gap
 // beyond the linear table). The gaps' sum is the span of the arrivals; their minimum and maximum
 // come from the decoder, which counted them as it read the arrivals (keeping them here too cost
 // a fifth of the loop: BENCHMARKS.md).
@@ -343,9 +192,16 @@ func (h *explicitHist) observeGaps(offsets []int64, gs timeline.GapStats) {
 	for i := 1; i < n; i++ {
 		i += linGaps(bs, offsets[i-1:], counts, odd) - 1
 		if i < n {
-			counts[bs.searchBucket(offsets[i]-offsets[i-1])]++
+			counts[bs.Search(offsets[i]-offsets[i-1])]++
 		}
 	}
+	h.addGapStats(offsets, gs)
+}
+
+// addGapStats adds the count, the sum, the minimum and the maximum of the gaps between offsets (at
+// least two), whose GapStats are gs: the sum is the span of the arrivals.
+func (h *explicitHist) addGapStats(offsets []int64, gs timeline.GapStats) {
+	n := len(offsets)
 	if v := timeline.Seconds(gs.MinNs); h.n == 0 || v < h.min {
 		h.min = v
 	}
@@ -356,14 +212,31 @@ func (h *explicitHist) observeGaps(offsets []int64, gs timeline.GapStats) {
 	h.n += uint64(n - 1)
 }
 
+// addGapCounts adds counts bucket by bucket: a few dozen additions a span, where observeGaps
+// takes a step per gap. Counts of other boundaries than h's, which the connector never hands it,
+// would be a bug: it then counts the gaps itself.
+func (h *explicitHist) addGapCounts(counts []uint64, offsets []int64, gs timeline.GapStats) {
+	if len(counts) != len(h.counts) {
+		h.observeGaps(offsets, gs)
+		return
+	}
+	if len(offsets) < 2 {
+		return
+	}
+	for i, c := range counts {
+		h.counts[i] += c
+	}
+	h.addGapStats(offsets, gs)
+}
+
 // linGaps counts the gaps of offsets from the first on in pairs, the first of each pair in counts
 // and the second in odd, as long as both fall in the linear table. It returns the index of the
 // offset that ends the first gap it did not count (len(offsets) when it counted them all). The
 // loop has no other way out, and the key table's search is elsewhere, so that the compiler keeps
 // all its state in registers: with the search in the loop, it kept four of its values on the
 // stack.
-func linGaps(bs *bounds, offsets []int64, counts, odd []uint64) int {
-	lim := bs.linLimit
+func linGaps(bs *buckets.Table, offsets []int64, counts, odd []uint64) int {
+	lim := bs.LinLimit()
 	prev, i := offsets[0], 1
 	for ; i+1 < len(offsets); i += 2 {
 		a, b := offsets[i], offsets[i+1]
@@ -371,8 +244,8 @@ func linGaps(bs *bounds, offsets []int64, counts, odd []uint64) int {
 		if uint64(g0) >= lim || uint64(g1) >= lim {
 			return i
 		}
-		counts[bs.linBucket(g0)]++
-		odd[bs.linBucket(g1)]++
+		counts[bs.Lin(g0)]++
+		odd[bs.Lin(g1)]++
 		prev = b
 	}
 	return i
@@ -445,6 +318,12 @@ func (e *expoHist) observeGaps(offsets []int64, _ timeline.GapStats) {
 	for i := 1; i < len(offsets); i++ {
 		e.h.Update(timeline.Seconds(offsets[i] - offsets[i-1]))
 	}
+}
+
+// addGapCounts observes the gaps themselves: counts in explicit buckets mean nothing to an
+// exponential histogram (and the connector counts none when it makes those).
+func (e *expoHist) addGapCounts(_ []uint64, offsets []int64, gs timeline.GapStats) {
+	e.observeGaps(offsets, gs)
 }
 
 func (e *expoHist) observeGapsPerToken(tl timeline.Timeline, _ timeline.GapStats) {

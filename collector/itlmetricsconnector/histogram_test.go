@@ -1,59 +1,47 @@
 package itlmetricsconnector
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelitl/itl/collector/internal/buckets"
+	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/itlconv/timeline"
 )
 
-// TestGapBucketMatchesBinarySearch checks the table-driven bucket lookup against the plain binary
-// search over every default boundary set, at the boundaries and around them.
-func TestGapBucketMatchesBinarySearch(t *testing.T) {
+// TestObserveGapsMatchesBinarySearch checks observeGaps, which chooses between the linear table and
+// the search itself, for the gaps in pairs and for the odd one left, against the plain binary
+// search over the float boundaries: on an even and an odd number of gaps, also when observed twice
+// into one histogram. buckets' tests check each table on its own.
+func TestObserveGapsMatchesBinarySearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, b := range [][]float64{itlconv.GapBuckets, itlconv.DurationBuckets, itlconv.TokenBuckets, itlconv.ServerTPOTBuckets,
 		itlconv.ServerTTFTBuckets, {0.0000001, 3.3333}, {-1, 1e-9, 1.5e-9, 0.1 + 0.2, 1e300}, {0.0100, 0.0101, 0.0102}, manyBounds(256), manyBounds(254)} {
-		bs := newBounds(b)
-		var gaps []int64 // every gap checked below that sums without overflow, for observeGaps
-		check := func(ns int64) {
-			want := bucket(b, timeline.Seconds(ns))
-			if got := bs.searchBucket(ns); got != want {
-				t.Fatalf("bounds %v: %d ns in bucket %d by the key table, want %d", b, ns, got, want)
-			}
-			if uint64(ns) < bs.linLimit {
-				if got := bs.linBucket(ns); got != want {
-					t.Fatalf("bounds %v: %d ns in bucket %d by the linear table, want %d", b, ns, got, want)
-				}
-			}
-			if ns < 1<<40 {
-				gaps = append(gaps, ns)
-			}
-		}
+		gaps := []int64{0}
 		for _, x := range b {
 			ns := int64(x * 1e9)
 			for d := int64(-2); d <= 2; d++ {
-				if ns+d >= 0 {
-					check(ns + d)
+				if g := ns + d; g >= 0 && g < 1<<40 {
+					gaps = append(gaps, g)
 				}
 			}
 		}
-		for range 100000 {
-			check(rng.Int64N(1 << rng.IntN(40)))
+		for range 20000 {
+			gaps = append(gaps, rng.Int64N(1<<rng.IntN(40)))
 		}
-		check(0)
-		check(1<<63 - 1)
-		// The per-gap loop chooses between the two tables itself, for the gaps in pairs and for
-		// the odd one left: its counts must be the same, on an even and an odd number of gaps,
-		// also when observed twice into one histogram.
 		offsets := []int64{0}
 		for _, g := range gaps {
 			offsets = append(offsets, offsets[len(offsets)-1]+g)
 		}
+		bs := buckets.New(b)
 		for _, n := range []int{len(offsets), len(offsets) - 1, 2, 3} {
 			want := make([]uint64, len(b)+1)
 			for i := 1; i < n; i++ {
@@ -68,23 +56,6 @@ func TestGapBucketMatchesBinarySearch(t *testing.T) {
 				t.Fatalf("bounds %v, %d offsets: observeGaps counted %v, want %v", b, n, h.counts, want)
 			}
 		}
-	}
-}
-
-// TestLinearTableCoversTheGaps checks the reach of the linear table (linBucket): with the default gap
-// boundaries, every gap up to 4.3 s takes it (cells of 2^20 ns, 1.05 ms: none holds two of the
-// thresholds 1, 2, 5, 7.5 and 10 ms); thresholds 1 ns apart leave cells of 2 ns, the narrowest a
-// search ever needs; more than 254 boundaries leave the search alone.
-// TestGapBucketMatchesBinarySearch checks the buckets themselves on every path.
-func TestLinearTableCoversTheGaps(t *testing.T) {
-	if bs := newBounds(itlconv.GapBuckets); bs.linShift != 20 || bs.linLimit != 1<<32 {
-		t.Errorf("gap boundaries: cells of 2^%d ns up to %d ns, want 2^20 up to 2^32", bs.linShift, bs.linLimit)
-	}
-	if bs := newBounds([]float64{1e-9, 2e-9, 3e-9, 4e-9}); bs.linShift != 1 {
-		t.Errorf("boundaries 1 ns apart: cells of 2^%d ns, want 2^1", bs.linShift)
-	}
-	if bs := newBounds(manyBounds(256)); bs.linLimit != 0 {
-		t.Errorf("256 boundaries: linear table up to %d ns, want none", bs.linLimit)
 	}
 }
 
@@ -103,7 +74,7 @@ func manyBounds(n int) []float64 {
 func TestObserveGapsWrittenTwice(t *testing.T) {
 	offsets := []int64{0, 3e6, 6e6, 9e6, 12e6, 15e6} // five gaps of 3 ms
 	stats := timeline.Timeline{Offsets: offsets}.Stats(0)
-	h := newExplicit(newBounds(itlconv.GapBuckets), 0)
+	h := newExplicit(buckets.New(itlconv.GapBuckets), 0)
 	written := func() []uint64 {
 		m := pmetric.NewMetric()
 		m.SetEmptyHistogram()
@@ -154,6 +125,42 @@ func TestReservoirKeepsTheLargest(t *testing.T) {
 				t.Fatalf("size %d, interval %d: kept %v of %v, want %v", size, interval, got, offered, want)
 			}
 			r.ex = r.ex[:0] // as build does after each flush
+		}
+	}
+}
+
+// TestReaderCountsTheGaps checks that the connector's decoders count the gaps of plain chunk events
+// and of compact timelines as they read them, in the gap histogram's buckets, when its histograms are explicit: that saves
+// its per-gap loop a pass over the offsets (BENCHMARKS.md), and a change that loses it would
+// leave every figure the same. Exponential histograms take the gaps themselves.
+func TestReaderCountsTheGaps(t *testing.T) {
+	for _, enc := range encodings {
+		td := benchspans.Traces(1, 50, enc.compact)
+		checkReaderCounts(t, enc.name, td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0))
+	}
+}
+
+func checkReaderCounts(t *testing.T, enc string, span ptrace.Span) {
+	for _, c := range []struct {
+		name    string
+		mutate  func(*Config)
+		counted bool
+	}{
+		{"explicit", nil, true},
+		{"explicit, other gap boundaries", func(c *Config) { c.Histogram.Explicit.Buckets.TimePerOutputChunk = []float64{0.01, 0.02} }, true},
+		{"exponential", func(c *Config) { c.Histogram.Exponential.MaxSize = 160 }, false},
+	} {
+		conn := newTestConnector(t, c.mutate, new(consumertest.MetricsSink))
+		b := conn.batches.Get().(*batch)
+		if !conn.read(context.Background(), b, span, pcommon.NewMap()) {
+			t.Fatalf("%s, %s: not a model call", enc, c.name)
+		}
+		counts := b.spans[0].d.GapCounts()
+		if (counts != nil) != c.counted {
+			t.Fatalf("%s, %s: gap counts %v, want counted: %v", enc, c.name, counts, c.counted)
+		}
+		if counts != nil && len(counts) != len(conn.bounds[hGap].Bounds())+1 {
+			t.Fatalf("%s, %s: %d counts for %d boundaries", enc, c.name, len(counts), len(conn.bounds[hGap].Bounds()))
 		}
 	}
 }

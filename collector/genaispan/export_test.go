@@ -1,0 +1,4 @@
+package genaispan
+
+// CountsOf is countsOf, for the package's external tests.
+var CountsOf = countsOf
