@@ -97,10 +97,9 @@ type pair struct{ off, tok int64 }
 
 // CountGaps makes d count the gaps of the timelines it reads into c's buckets as it reads the
 // arrivals, for GapCounts: the itl_metrics connector's histogram of the gaps then needs no pass of
-// its own over them. It counts
-// the common timelines: compact ones, and chunk events of the default name without attributes in
-// time order. For any other the Call has no counts. c, which d keeps and overwrites with every
-// span, is d's alone; nil stops it.
+// its own over them. It counts the common timelines: compact ones, and chunk events of the default
+// name without attributes in time order; for any other, GapCounts returns nil. c, which d keeps
+// and overwrites with every span, is d's alone; nil stops it.
 func (d *Decoder) CountGaps(c *buckets.Counter) { d.counter = c }
 
 // GapCounts returns the counts of the gaps of the model call the last Read returned, one per
@@ -471,7 +470,7 @@ func (d *Decoder) plainEvents(evs ptrace.SpanEventSlice, offs []int64, start int
 // need not go over the offsets again (BENCHMARKS.md). Event 0, at offset prev, has been read.
 //
 // One comparison in the loop sends the rare gaps out of it: a stall, a gap beyond the counter's
-// linear table, and a negative one (arrivals out of order, whose counts the Call then leaves out).
+// linear table, and a negative one (arrivals out of order, which GapCounts then leaves out).
 // Its own function, so that the compiler gives its state the registers: it has none to spare.
 func (d *Decoder) countedEvents(evs ptrace.SpanEventSlice, offs []int64, start, prev int64) (gaps timeline.GapStats, k int, ok bool) {
 	c, th := d.counter, int64(d.stall)
