@@ -12,12 +12,15 @@ import (
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelitl/itl/collector/itlmetricsconnector"
 	"github.com/otelitl/itl/collector/itlprocessor"
+	"github.com/otelitl/itl/collector/pwalk"
 )
 
 // BenchmarkInProcess is target (a) without a collector around it, side by side in one run: each
@@ -26,6 +29,9 @@ import (
 // exporter's encoding and its gzip at the default level: 60 to 80% of a pass-through's CPU in
 // bench-pipeline), and through the same stages with, between decoding and encoding:
 //
+//   - carry: the six figures itl writes on each span, computed before the run and only written
+//     here, as the processor writes them: what the span contract's output costs the collector
+//     (its writing, its garbage, its encoding and gzip), which no implementation can avoid;
 //   - floor: the floor processor, the least any implementation of our components does;
 //   - floor_exact: the floor with the exact gap percentiles, whose figures are itl's;
 //   - processor: the itl processor, its defaults;
@@ -35,10 +41,11 @@ import (
 // Every side exports what its processor made of the spans, so the annotations' encoding and gzip
 // count. The sides take turns in every iteration, in an order rotated each iteration, so that all
 // see the same machine. <side>-ratio is the side over pass-through; in-full-processor-ns/span and
-// in-full-connector-ns/span are the two components' own time inside full. A collector does more
-// on every span than these stages (gRPC, HTTP/2, batching, scheduling), which our components do
-// not add to: end to end a side's ratio is lower, by that work's share. The connector's metrics
-// are not exported (64 points every 15 s in the harness).
+// in-full-connector-ns/span are the two components' own time inside full, in-carry-write-ns/span
+// carry's writing of the figures. A collector does more on every span than these stages (gRPC,
+// HTTP/2, batching, scheduling), which our components do not add to: end to end a side's ratio is
+// lower, by that work's share. The connector's metrics are not exported (64 points every 15 s in
+// the harness).
 //
 // The times are of this goroutine, so they leave out the garbage collector's background work on
 // the other CPUs (its assists they include): <side>-B/span and <side>-allocs/span, what each side
@@ -82,6 +89,7 @@ func BenchmarkInProcess(b *testing.B) {
 			type side struct {
 				name        string
 				proc        processor.Traces
+				carry       [][][]figure // with carry: per request, per span, what to write
 				conn        consumer.Traces
 				t, tp, tc   time.Duration
 				exportedTo  int
@@ -89,6 +97,7 @@ func BenchmarkInProcess(b *testing.B) {
 			}
 			sides := []side{
 				{name: "passthrough"},
+				{name: "carry", carry: itlFigures(b, raws)},
 				{name: "floor", proc: newProcessor(b, newFloorFactory(), &floorConfig{})},
 				{name: "floor_exact", proc: newProcessor(b, newFloorFactory(), &floorConfig{Exact: true})},
 				{name: "processor", proc: newProcessor(b, itl, itl.CreateDefaultConfig())},
@@ -97,11 +106,17 @@ func BenchmarkInProcess(b *testing.B) {
 			var gzBuf bytes.Buffer
 			zw := gzip.NewWriter(&gzBuf)
 			// pass takes one request through side s, timing it.
-			pass := func(s *side, raw []byte) {
+			pass := func(s *side, r int) {
+				raw := raws[r]
 				t0 := time.Now()
 				req := ptraceotlp.NewExportRequest()
 				if err := req.UnmarshalProto(raw); err != nil {
 					b.Fatal(err)
+				}
+				if s.carry != nil {
+					t1 := time.Now()
+					writeFigures(req.Traces(), s.carry[r])
+					s.tp += time.Since(t1)
 				}
 				if s.proc != nil {
 					t1 := time.Now()
@@ -130,9 +145,8 @@ func BenchmarkInProcess(b *testing.B) {
 			}
 			n := 0
 			for b.Loop() {
-				raw := raws[n%len(raws)]
 				for k := range sides {
-					pass(&sides[(k+n)%len(sides)], raw)
+					pass(&sides[(k+n)%len(sides)], n%len(raws))
 				}
 				n++
 			}
@@ -146,8 +160,8 @@ func BenchmarkInProcess(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				for range allocRounds {
-					for _, raw := range raws {
-						pass(&s, raw)
+					for r := range raws {
+						pass(&s, r)
 					}
 				}
 				runtime.ReadMemStats(&after)
@@ -162,6 +176,9 @@ func BenchmarkInProcess(b *testing.B) {
 					b.Fatalf("%s exported %d B, the pass-through %d B: its processor wrote no figures", s.name, s.exportedTo, through.exportedTo)
 				}
 			}
+			if c, p := sides[1], sides[4]; c.exportedTo != p.exportedTo {
+				b.Fatalf("carry exported %d B, the itl processor %d B: it must write exactly the processor's figures", c.exportedTo, p.exportedTo)
+			}
 			for _, s := range sides {
 				b.ReportMetric(float64(s.t.Nanoseconds())/spans, s.name+"-ns/span")
 				b.ReportMetric(s.bytes, s.name+"-B/span")
@@ -170,9 +187,87 @@ func BenchmarkInProcess(b *testing.B) {
 					b.ReportMetric(float64(s.t)/float64(through.t), s.name+"-ratio")
 				}
 			}
+			b.ReportMetric(float64(sides[1].tp.Nanoseconds())/spans, "in-carry-write-ns/span")
 			full := sides[len(sides)-1]
 			b.ReportMetric(float64(full.tp.Nanoseconds())/spans, "in-full-processor-ns/span")
 			b.ReportMetric(float64(full.tc.Nanoseconds())/spans, "in-full-connector-ns/span")
 		})
 	}
+}
+
+// figure is one attribute the itl processor writes on a span: a double, or with isInt an int.
+type figure struct {
+	key   string
+	isInt bool
+	d     float64
+	i     int64
+}
+
+// itlFigures runs the itl processor (its defaults) on each request and returns, for each of its
+// spans in order, the attributes the processor added, for the carry side to write.
+func itlFigures(b *testing.B, raws [][]byte) [][][]figure {
+	b.Helper()
+	f := itlprocessor.NewFactory()
+	sink := &consumertest.TracesSink{}
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out [][][]figure
+	for _, raw := range raws {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(raw); err != nil {
+			b.Fatal(err)
+		}
+		var before []int
+		pwalk.Spans(req.Traces(), func(_ pcommon.Map, s ptrace.Span) { before = append(before, s.Attributes().Len()) })
+		if err := p.ConsumeTraces(context.Background(), req.Traces()); err != nil {
+			b.Fatal(err)
+		}
+		var spans [][]figure
+		pwalk.Spans(req.Traces(), func(_ pcommon.Map, s ptrace.Span) {
+			var added []figure
+			attrs := s.Attributes()
+			i := 0
+			attrs.Range(func(k string, v pcommon.Value) bool {
+				if i++; i <= before[len(spans)] {
+					return true
+				}
+				switch v.Type() {
+				case pcommon.ValueTypeDouble:
+					added = append(added, figure{key: k, d: v.Double()})
+				case pcommon.ValueTypeInt:
+					added = append(added, figure{key: k, isInt: true, i: v.Int()})
+				default:
+					b.Fatalf("the itl processor wrote %s as a %s: carry writes doubles and ints only", k, v.Type())
+				}
+				return true
+			})
+			spans = append(spans, added)
+		})
+		out = append(out, spans)
+	}
+	return out
+}
+
+// writeFigures puts each span's figures on it, as the itl processor does: the attributes' capacity
+// grown once, then a Put each.
+func writeFigures(td ptrace.Traces, figs [][]figure) {
+	i := 0
+	pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) {
+		f := figs[i]
+		i++
+		if len(f) == 0 {
+			return
+		}
+		attrs := s.Attributes()
+		attrs.EnsureCapacity(attrs.Len() + len(f))
+		for _, a := range f {
+			if a.isInt {
+				attrs.PutInt(a.key, a.i)
+			} else {
+				attrs.PutDouble(a.key, a.d)
+			}
+		}
+	})
 }
