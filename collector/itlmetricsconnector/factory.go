@@ -13,6 +13,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/poolgate"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -67,5 +68,6 @@ func createDefaultConfig() component.Config {
 }
 
 func createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
+	poolgate.Warn(set.Logger)
 	return newConnector(set, cfg.(*Config), next)
 }

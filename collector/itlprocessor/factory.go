@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/poolgate"
 )
 
 // Type is the processor's type in collector configuration.
@@ -34,6 +35,7 @@ func createDefaultConfig() component.Config {
 }
 
 func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	poolgate.Warn(set.Logger)
 	p, err := newITLProcessor(set, cfg.(*Config))
 	if err != nil {
 		return nil, err
