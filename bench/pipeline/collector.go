@@ -36,6 +36,8 @@ type config struct {
 	// floor: the configuration runs the floor processor, which only bench/floorcol's binary has;
 	// a run that includes it runs every configuration on that binary.
 	floor bool
+	// gates, if not empty, is the collector's --feature-gates flag.
+	gates string
 	yaml  string
 }
 
@@ -143,7 +145,46 @@ var configs = append(baseConfigs,
 		base:      "passthrough_eb",
 		baseAbout: "drop_timeline's layout against a pass-through that batches alike",
 		yaml:      exporterBatching(dropTimelineYAML),
+	},
+	config{
+		// pdata.useProtoPooling (alpha since v0.133.0) returns every request's protos to pools once
+		// the pipeline is done with it, and takes new ones from them: what it saves a collector is
+		// mostly its GC's work, which our components add to with their allocations. Measured with
+		// the batching in the exporter: with the batch processor before two consumers, collector
+		// v0.165 releases each batch when the first consumer returns, while the second still
+		// holds it (fanout_pool).
+		name:      "passthrough_eb_pool",
+		about:     "passthrough_eb with the pdata.useProtoPooling feature gate on",
+		base:      "passthrough_eb",
+		baseAbout: "what the gate saves a pass-through that batches in the exporter",
+		gates:     protoPooling,
+		yaml:      exporterBatching(passthroughYAML),
+	},
+	config{
+		name:      "full_eb_pool",
+		figures:   true,
+		about:     "full_eb with the pdata.useProtoPooling feature gate on",
+		metrics:   true,
+		base:      "passthrough_eb_pool",
+		baseAbout: "what our components cost when both sides pool pdata's protos",
+		gates:     protoPooling,
+		yaml:      exporterBatching(fullYAML),
+	},
+	config{
+		// No component of ours: the batch processor's batches go to two exporters, the debug
+		// exporter first or second as the collector orders them. With the gate on, collector
+		// v0.165 gives the first consumer's ownership wrapper the batch, which releases it to the
+		// pools when that consumer returns: the second exports recycled protos, or nothing, or
+		// panics. This configuration shows it; a run loses data in most rounds.
+		name:  "fanout_pool",
+		about: "passthrough with the debug exporter beside the sink and the pdata.useProtoPooling feature gate on: no component of ours; the gate's loss of a batch processor's batches fanned out",
+		gates: protoPooling,
+		yaml: strings.Replace(strings.Replace(passthroughYAML, "exporters: [otlp/sink]", "exporters: [debug, otlp/sink]", 1),
+			"exporters:\n", "exporters:\n  debug:\n    verbosity: basic\n    sampling_initial: 1\n    sampling_thereafter: 1000000\n", 1),
 	})
+
+// protoPooling is the feature gate of the _pool configurations.
+const protoPooling = "pdata.useProtoPooling"
 
 // dropTimelineYAML and compactEventsYAML are the layout of collector/itlprocessor/README.md
 // (storeLayout), the processor dropping or compacting the timeline.
@@ -320,7 +361,7 @@ type collector struct {
 	log  string
 }
 
-func startCollector(bin, dir, yaml string) (*collector, error) {
+func startCollector(bin, dir, yaml, gates string) (*collector, error) {
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		return nil, err
@@ -330,7 +371,11 @@ func startCollector(bin, dir, yaml string) (*collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config", cfg)
+	args := []string{"--config", cfg}
+	if gates != "" {
+		args = append(args, "--feature-gates="+gates)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -83,7 +83,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
 	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
-	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), floor (the least any implementation of the two must do: a lower bound; the run then uses bench/floorcol's binary) and floor_exact (floor, also selecting the exact percentiles), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), and drop_timeline_eb (drop_timeline, batching in the exporter)")
+	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), floor (the least any implementation of the two must do: a lower bound; the run then uses bench/floorcol's binary) and floor_exact (floor, also selecting the exact percentiles), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), drop_timeline_eb (drop_timeline, batching in the exporter), passthrough_eb_pool and full_eb_pool (the _eb configurations with the collector's pdata.useProtoPooling feature gate on), and fanout_pool (no component of ours: a batch processor fanned out to two exporters with that gate on, which loses data)")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
@@ -252,6 +252,9 @@ func run(o options) error {
 				logf("  CPU %.2f s (%.3f s per million chunks), peak RSS %.0f MiB, %d spans, %d gap observations, %d metric points, max lag %v%s",
 					r.cpu.Seconds(), r.cpu.Seconds()/(float64(ld.chunkCount())/1e6), float64(r.peakRSS)/(1<<20), r.counts.spans, r.counts.gapObs, r.counts.points,
 					r.maxLag.Round(time.Millisecond), problemText(r.problems))
+				if r.logPath != "" {
+					logf("  the collector's log ends:\n%s", tail(r.logPath, 3000))
+				}
 				results = append(results, r)
 			}
 		}
@@ -286,6 +289,9 @@ func run(o options) error {
 
 	report := formatReport(o, loads, results, profiles)
 	fmt.Print(report)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
 	if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
 		return err
 	}
@@ -352,4 +358,13 @@ func problemText(p []string) string {
 		return ""
 	}
 	return "; PROBLEMS: " + strings.Join(p, "; ")
+}
+
+// tail is the last n bytes of the file at path, or why it cannot be read.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(0, len(b)-n):])
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.yaml.in/yaml/v3"
 
@@ -280,6 +281,25 @@ func TestConfigs(t *testing.T) {
 		if p := c.render("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "none", 2*time.Second); !strings.Contains(p, "extensions: [pprof]") || !strings.HasPrefix(p, "extensions:\n  pprof:\n    endpoint: 127.0.0.1:3\n") {
 			t.Errorf("%s with pprof:\n%s", c.name, p)
 		}
+	}
+	// A gate the collector does not know stops it at start: every gate named must be registered
+	// in this build of pdata, which registers pdata.useProtoPooling.
+	known := map[string]bool{}
+	featuregate.GlobalRegistry().VisitAll(func(g *featuregate.Gate) { known[g.ID()] = true })
+	gated := 0
+	for _, c := range configs {
+		if c.gates == "" {
+			continue
+		}
+		gated++
+		for _, g := range strings.Split(c.gates, ",") {
+			if !known[strings.TrimPrefix(g, "+")] {
+				t.Errorf("%s: feature gate %q is not registered", c.name, g)
+			}
+		}
+	}
+	if gated != 3 {
+		t.Errorf("%d configurations with feature gates, want passthrough_eb_pool, full_eb_pool and fanout_pool", gated)
 	}
 	compact := &load{encoding: otelitl.EncodingCompact}
 	events := &load{encoding: otelitl.EncodingEvents}

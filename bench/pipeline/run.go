@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,7 @@ type result struct {
 	retries      int64
 	loadAvg      float64 // the machine's 1-minute load average at the end of the replay
 	problems     []string
+	logPath      string // the collector's log, kept when the run had problems
 }
 
 // settle is how long a run waits once everything has arrived, for anything extra to arrive too,
@@ -57,7 +60,7 @@ func (c config) expect(ld *load) shape {
 // runOnce starts the collector with c, replays ld to it at o.rate generations per second, waits
 // until everything has arrived at the sink, and measures the collector. With profilePath set, the
 // pprof extension is on and a CPU profile of o.profileSeconds is taken from 2 s into the replay.
-func runOnce(bin string, ld *load, c config, o options, round int, profilePath string) (result, error) {
+func runOnce(bin string, ld *load, c config, o options, round int, profilePath string) (_ result, err error) {
 	r := result{load: ld.name, config: c.name, round: round, chunks: ld.chunkCount()}
 	sk, err := startSink()
 	if err != nil {
@@ -79,7 +82,7 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression, o.flush))
+	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression, o.flush), c.gates)
 	if err != nil {
 		return r, err
 	}
@@ -87,6 +90,12 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 	defer func() {
 		if !stopped {
 			col.stop()
+		}
+		if err != nil {
+			// The run's directory goes with it: keep the collector's log beside the report.
+			if kept := keepLog(col.log, o.out, round, ld.name, c.name); kept != "" {
+				err = fmt.Errorf("%w\n(the collector's whole log is %s)", err, kept)
+			}
 		}
 	}()
 	if err := waitTCP(otlpAddr, 60*time.Second, col); err != nil {
@@ -147,6 +156,13 @@ func runOnce(bin string, ld *load, c config, o options, round int, profilePath s
 	r.problems = check(r.counts, ld, c)
 	if r.retries > 0 {
 		r.problems = append(r.problems, fmt.Sprintf("%d export requests were retried", r.retries))
+	}
+	if len(r.problems) > 0 {
+		// The run's directory goes with it: keep the collector's log beside the report, which
+		// names it, so that a loss can be explained.
+		if r.logPath = keepLog(col.log, o.out, round, ld.name, c.name); r.logPath != "" {
+			r.problems = append(r.problems, "the collector's log is "+r.logPath)
+		}
 	}
 	return r, nil
 }
@@ -268,4 +284,23 @@ func fetchProfile(addr string, seconds int, path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// keepLog copies the collector's log of a run that failed or had problems beside the report out,
+// named after it, the round (0-based; -1 for a profile's run), the load and the configuration, and
+// returns where; "" when it could not.
+func keepLog(log, out string, round int, load, config string) string {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return ""
+	}
+	which := fmt.Sprintf("round%d", round+1)
+	if round < 0 {
+		which = "profile"
+	}
+	path := fmt.Sprintf("%s-%s-%s-%s.collector.log", strings.TrimSuffix(out, filepath.Ext(out)), which, load, config)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil || os.WriteFile(path, b, 0o644) != nil {
+		return ""
+	}
+	return path
 }
