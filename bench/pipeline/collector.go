@@ -181,6 +181,28 @@ var configs = append(baseConfigs,
 		gates: protoPooling,
 		yaml: strings.Replace(strings.Replace(passthroughYAML, "exporters: [otlp/sink]", "exporters: [debug, otlp/sink]", 1),
 			"exporters:\n", "exporters:\n  debug:\n    verbosity: basic\n    sampling_initial: 1\n    sampling_thereafter: 1000000\n", 1),
+	},
+	config{
+		// The gate's other loss: the receiver's requests go to two pipelines, neither of which
+		// changes them (the connector alone, the exporter alone), so no clone is made and the
+		// first pipeline's ownership wrapper releases each request while the second still reads it.
+		name:    "split_pool",
+		metrics: true,
+		about:   "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> exporter, with the pdata.useProtoPooling feature gate on: a receiver's requests in two pipelines that change nothing, which the gate loses",
+		gates:   protoPooling,
+		yaml: common + `
+service:
+  pipelines:
+    traces/metrics:
+      receivers: [otlp]
+      exporters: [itl_metrics]
+    traces/store:
+      receivers: [otlp]
+      exporters: [otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`,
 	})
 
 // protoPooling is the feature gate of the _pool configurations.

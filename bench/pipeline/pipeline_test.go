@@ -298,8 +298,8 @@ func TestConfigs(t *testing.T) {
 			}
 		}
 	}
-	if gated != 3 {
-		t.Errorf("%d configurations with feature gates, want passthrough_eb_pool, full_eb_pool and fanout_pool", gated)
+	if gated != 4 {
+		t.Errorf("%d configurations with feature gates, want passthrough_eb_pool, full_eb_pool, fanout_pool and split_pool", gated)
 	}
 	compact := &load{encoding: otelitl.EncodingCompact}
 	events := &load{encoding: otelitl.EncodingEvents}

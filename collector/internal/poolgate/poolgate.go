@@ -1,18 +1,23 @@
 // Package poolgate warns when the collector runs with pdata's proto pooling on, the alpha feature
-// gate pdata.useProtoPooling, under which collector v0.165 loses data in the layout the
-// itl_metrics connector's README recommends.
+// gate pdata.useProtoPooling, under which collector v0.165 loses data in layouts our READMEs
+// describe.
 //
 // Why: with the gate on, each node of a pipeline takes ownership of the data it is handed, unless
-// the data is owned already, and gives the data's protos back to pdata's pools when it returns. A
-// batch processor hands each new batch to the pipeline's exporters and connectors one after the
-// other; the first of them takes ownership of the batch, and gives it back to the pools when it
-// returns, while the next still has to read it. The next consumer then exports recycled protos:
-// spans go out empty, or the exporter panics while it encodes them. bench/pipeline's fanout_pool
-// configuration shows it with no component of ours (a batch processor fanned out to the debug
-// exporter and an OTLP exporter); with the batching in the exporter, the receiver's request is
-// owned before the fanout and nothing is lost.
+// the data is owned already, and gives the data's protos back to pdata's pools when it returns.
+// Data that no node owns yet and that goes to more than one consumer is then given back when the
+// first of them returns, while the next still has to read it; the next exports recycled protos:
+// spans go out empty, or the exporter panics while it encodes them. That happens where
 //
-// Nothing in a component can tell its pipeline's layout, so the warning is given whenever the gate
+//   - a batch processor hands its new batches to two exporters or connectors (bench/pipeline's
+//     fanout_pool: the debug exporter and an OTLP exporter, no component of ours); and where
+//   - a receiver's requests go to two pipelines neither of which changes them, so that the
+//     collector makes no copy (split_pool: the itl_metrics connector alone in one, an exporter
+//     alone in the other).
+//
+// With the batching in the exporter and one pipeline, as exporter-config/otlp.yaml has it, the
+// first processor owns each request before the fanout, and nothing is lost.
+//
+// Nothing in a component can tell its pipelines' layout, so the warning is given whenever the gate
 // is on, once per process.
 package poolgate
 
@@ -27,10 +32,11 @@ import (
 const ID = "pdata.useProtoPooling"
 
 // Message is the warning, which says what is lost, where, and what to do.
-const Message = "the " + ID + " feature gate is on: in collector v0.165 it loses spans where a batch processor feeds " +
-	"more than one exporter or connector (processors: [itl, batch] with exporters: [itl_metrics, otlp]): " +
-	"each batch goes back to pdata's pools when the first of them returns, while the next still reads it, " +
-	"which then exports empty spans or panics. Batch in the exporter instead (sending_queue::batch, as " +
+const Message = "the " + ID + " feature gate is on: in collector v0.165 it loses spans that two exporters or connectors share " +
+	"before a processor has taken them: a batch processor before two of them (processors: [itl, batch] with " +
+	"exporters: [itl_metrics, otlp]), or a receiver in two pipelines that change nothing. The data goes back to " +
+	"pdata's pools when the first of them returns, while the next still reads it, which then exports empty spans " +
+	"or panics. Use one pipeline with the batching in the exporter (sending_queue::batch, as " +
 	"exporter-config/otlp.yaml does), or turn the gate off (--feature-gates=-" + ID + ")"
 
 var warned atomic.Bool
