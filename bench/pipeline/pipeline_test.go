@@ -656,3 +656,33 @@ func TestCheckFloorBinary(t *testing.T) {
 		t.Error("a missing binary passed")
 	}
 }
+
+// A run with problems keeps the collector's log beside the report, named so that each run's is
+// found; a log that cannot be read is no path.
+func TestKeepLog(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "collector.log")
+	if err := os.WriteFile(log, []byte("panic: slice bounds out of range\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "reports", "bench-pipeline.txt")
+	for _, c := range []struct {
+		round int
+		want  string
+	}{
+		{0, "bench-pipeline-round1-compact-200-full_pool.collector.log"},
+		{-1, "bench-pipeline-profile-compact-200-full_pool.collector.log"},
+	} {
+		got := keepLog(log, out, c.round, "compact-200", "full_pool")
+		if got != filepath.Join(dir, "reports", c.want) {
+			t.Errorf("round %d: kept at %q, want %s beside the report", c.round, got, c.want)
+			continue
+		}
+		if b, err := os.ReadFile(got); err != nil || string(b) != "panic: slice bounds out of range\n" {
+			t.Errorf("round %d: kept %q (%v)", c.round, b, err)
+		}
+	}
+	if got := keepLog(filepath.Join(dir, "missing.log"), out, 0, "events-100", "full"); got != "" {
+		t.Errorf("a missing log was kept at %q", got)
+	}
+}
