@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -176,7 +177,11 @@ func BenchmarkInProcess(b *testing.B) {
 					b.Fatalf("%s exported %d B, the pass-through %d B: its processor wrote no figures", s.name, s.exportedTo, through.exportedTo)
 				}
 			}
-			if c, p := sides[1], sides[4]; c.exportedTo != p.exportedTo {
+			named := func(name string) side {
+				i := slices.IndexFunc(sides, func(s side) bool { return s.name == name })
+				return sides[i]
+			}
+			if c, p := named("carry"), named("processor"); c.exportedTo != p.exportedTo {
 				b.Fatalf("carry exported %d B, the itl processor %d B: it must write exactly the processor's figures", c.exportedTo, p.exportedTo)
 			}
 			for _, s := range sides {
@@ -187,8 +192,8 @@ func BenchmarkInProcess(b *testing.B) {
 					b.ReportMetric(float64(s.t)/float64(through.t), s.name+"-ratio")
 				}
 			}
-			b.ReportMetric(float64(sides[1].tp.Nanoseconds())/spans, "in-carry-write-ns/span")
-			full := sides[len(sides)-1]
+			b.ReportMetric(float64(named("carry").tp.Nanoseconds())/spans, "in-carry-write-ns/span")
+			full := named("full")
 			b.ReportMetric(float64(full.tp.Nanoseconds())/spans, "in-full-processor-ns/span")
 			b.ReportMetric(float64(full.tc.Nanoseconds())/spans, "in-full-connector-ns/span")
 		})
