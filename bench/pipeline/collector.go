@@ -190,19 +190,7 @@ var configs = append(baseConfigs,
 		metrics: true,
 		about:   "traces/metrics: receiver -> itl_metrics; traces/store: receiver -> exporter, with the pdata.useProtoPooling feature gate on: a receiver's requests in two pipelines that change nothing, which the gate loses",
 		gates:   protoPooling,
-		yaml: common + `
-service:
-  pipelines:
-    traces/metrics:
-      receivers: [otlp]
-      exporters: [itl_metrics]
-    traces/store:
-      receivers: [otlp]
-      exporters: [otlp/sink]
-    metrics:
-      receivers: [itl_metrics]
-      exporters: [otlp/sink]
-`,
+		yaml:    common + strings.Replace(storeLayout, "      processors: [itl, batch]\n", "", 1),
 	})
 
 // protoPooling is the feature gate of the _pool configurations.

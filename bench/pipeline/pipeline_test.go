@@ -298,6 +298,10 @@ func TestConfigs(t *testing.T) {
 			}
 		}
 	}
+	split, _ := configByName("split_pool")
+	if strings.Contains(split.yaml, "processors") || !strings.Contains(split.yaml, "    traces/store:\n      receivers: [otlp]\n      exporters: [otlp/sink]\n") {
+		t.Errorf("split_pool must have two pipelines that change nothing:\n%s", split.yaml)
+	}
 	if gated != 4 {
 		t.Errorf("%d configurations with feature gates, want passthrough_eb_pool, full_eb_pool, fanout_pool and split_pool", gated)
 	}
