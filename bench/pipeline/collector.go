@@ -423,11 +423,7 @@ func (c *collector) exited() bool {
 
 // logTail is the end of the collector's log, for error messages.
 func (c *collector) logTail() string {
-	b, _ := os.ReadFile(c.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+	return tail(c.log, 4000)
 }
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100 on every Linux
