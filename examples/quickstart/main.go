@@ -97,7 +97,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		endpoint = col.Endpoint
 		fmt.Fprintf(out, "embedded collector: OTLP on %s -> itl -> itl_metrics -> in-process sink", endpoint)
 		if o.serve != "" {
-			fmt.Fprintf(out, " and Prometheus on http://%s/metrics", o.serve)
+			fmt.Fprintf(out, " and Prometheus on http://%s/metrics", col.Serve)
 		}
 		fmt.Fprintln(out)
 	}

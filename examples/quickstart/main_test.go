@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,20 +93,28 @@ func TestFlags(t *testing.T) {
 }
 
 // TestServe keeps generating with -serve and checks that the Prometheus endpoint carries the
-// explicit buckets the dashboard's queries need, until the context ends the run.
+// explicit buckets the dashboard's queries need, until the context ends the run. It serves on port
+// 0 and scrapes the address the run prints, which is the one that answers.
 func TestServe(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	var out, progress bytes.Buffer
+	out := &lockedBuffer{}
+	var progress bytes.Buffer
 	go func() {
-		errc <- run(ctx, options{generations: 1, concurrency: 8, seed: 3, serve: addr}, &out, &progress)
+		errc <- run(ctx, options{generations: 1, concurrency: 8, seed: 3, serve: "127.0.0.1:0"}, out, &progress)
 	}()
+	announced := regexp.MustCompile(`Prometheus on http://(127\.0\.0\.1:[1-9][0-9]*)/metrics`)
+	var addr string
+	for wait := time.Now().Add(30 * time.Second); addr == "" && time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+		if m := announced.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		cancel()
+		<-errc
+		t.Fatalf("the run did not print the Prometheus address it serves on:\n%s", out.String())
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	var body string
 	for time.Now().Before(deadline) {
@@ -150,4 +158,22 @@ func TestLineProgress(t *testing.T) {
 	if n := strings.Count(buf.String(), "\n"); n != 2 || strings.Contains(buf.String(), "\r") {
 		t.Errorf("got %q, want two lines and no carriage return", buf.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a run writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
@@ -49,7 +50,10 @@ type Options struct {
 type Collector struct {
 	// Endpoint is the OTLP/gRPC address to export to.
 	Endpoint string
-	Started  time.Time
+	// Serve is the address of the Prometheus endpoint, when Options.Serve asked for one: the
+	// port picked when Options.Serve gave port 0.
+	Serve   string
+	Started time.Time
 
 	col  *otelcol.Collector
 	errc chan error
@@ -102,24 +106,60 @@ func (s *sink) factory() exporter.Factory {
 		exporter.WithTraces(func(context.Context, exporter.Settings, component.Config) (exporter.Traces, error) { return s, nil }, component.StabilityLevelDevelopment))
 }
 
+// pickPort returns an address on host whose port was free a moment ago. The collector binds it
+// later, so another process may take it in between; Start then picks again.
+var pickPort = func(host string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // Start runs a collector until Stop.
 func Start(o Options) (*Collector, error) {
-	if o.Serve != "" {
+	serve := o.Serve
+	if serve != "" {
 		// Tried here, so that a port in use is one message that says what to do, not also the
 		// collector's own log line of a component that failed to start.
-		l, err := net.Listen("tcp", o.Serve)
+		l, err := net.Listen("tcp", serve)
 		if err != nil {
-			return nil, fmt.Errorf("cannot serve the metrics at %s (%w): give -serve another address, such as 127.0.0.1:9464", o.Serve, err)
+			return nil, fmt.Errorf("cannot serve the metrics at %s (%w): give -serve another address, such as 127.0.0.1:9464", serve, err)
 		}
 		_ = l.Close()
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	// The receiver's port, and a Serve port of 0, are picked here and bound by the collector a
+	// moment later: a port taken in between fails the start with "address already in use", and
+	// only then is another one picked.
+	const attempts = 5
+	for i := 1; ; i++ {
+		endpoint, err := pickPort("127.0.0.1")
+		if err != nil {
+			return nil, err
+		}
+		s := serve
+		if s != "" {
+			if host, port, err := net.SplitHostPort(s); err == nil && port == "0" {
+				picked, err := pickPort(host)
+				if err != nil {
+					return nil, err
+				}
+				s = picked
+			}
+		}
+		c, err := start(o, endpoint, s)
+		if err != nil && errors.Is(err, syscall.EADDRINUSE) && i < attempts {
+			continue
+		}
+		return c, err
 	}
-	endpoint := l.Addr().String()
-	_ = l.Close()
-	c := &Collector{Endpoint: endpoint, Started: time.Now(), errc: make(chan error, 1), sink: &sink{keepSpans: o.KeepSpans}}
+}
+
+// start runs a collector whose receiver listens at endpoint and, when serve is set, whose
+// Prometheus exporter listens at serve.
+func start(o Options, endpoint, serve string) (*Collector, error) {
+	c := &Collector{Endpoint: endpoint, Serve: serve, Started: time.Now(), errc: make(chan error, 1), sink: &sink{keepSpans: o.KeepSpans}}
 
 	// spans is the settings the processor and the connectors read spans with.
 	spans := ""
@@ -137,9 +177,9 @@ func Start(o Options) (*Collector, error) {
 	// format carries only explicit buckets, so a second connector with the default (explicit)
 	// buckets feeds the Prometheus exporter, which the dashboard's le-based queries need.
 	promConnector, promExporter, promTraces, promPipeline := "", "", "", ""
-	if o.Serve != "" {
+	if serve != "" {
 		promConnector = "\n  itl_metrics/prometheus:\n    metrics_flush_interval: 1s" + dims
-		promExporter = fmt.Sprintf("\n  prometheus:\n    endpoint: %q\n    enable_open_metrics: true", o.Serve)
+		promExporter = fmt.Sprintf("\n  prometheus:\n    endpoint: %q\n    enable_open_metrics: true", serve)
 		promTraces = ", itl_metrics/prometheus"
 		promPipeline = "\n    metrics/prometheus:\n      receivers: [itl_metrics/prometheus]\n      exporters: [prometheus]"
 	}
@@ -191,6 +231,7 @@ service:
 		f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](c.sink.factory(), prometheusexporter.NewFactory())
 		return f, err
 	}
+	var err error
 	c.col, err = otelcol.NewCollector(otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{Command: "otelitl-example", Version: "0.1.0"},
 		Factories: factories,
