@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,29 +20,28 @@ import (
 // stops it cleanly (exit status 0).
 func TestServeAndShutDownOnSIGINT(t *testing.T) {
 	bin := build(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "-addr", addr, "-models", "m1,m2", "-max-batch", "2", "-step-base", "2ms")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	// Port 0, and the address fakellm announces: a port picked here and closed could be taken
+	// before fakellm binds it.
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-models", "m1,m2", "-max-batch", "2", "-step-base", "2ms")
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
+	announced := regexp.MustCompile(`serving \[m1 m2\] on http://(127\.0\.0\.1:[1-9][0-9]*) `)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+		if m := announced.FindStringSubmatch(logs.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("fakellm announced no address within 10 s:\n%s", logs.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fakellm did not start:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil {
+		t.Fatalf("the announced address %s does not answer: %v\n%s", addr, err, logs.String())
+	} else {
+		resp.Body.Close()
 	}
 	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
 		strings.NewReader(`{"model":"m2","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
@@ -103,4 +105,22 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("fakellm %v: %v\n%s\nwant exit status %d and %q, nothing served", c.args, err, out, c.code, c.want)
 		}
 	}
+}
+
+// lockedBuffer collects a child process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
