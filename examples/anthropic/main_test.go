@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
 	"github.com/otelitl/itl/examples/internal/demo/demotest"
+	"github.com/otelitl/itl/internal/refused"
 )
 
 // TestRun runs the example end to end against a fakellm inside it and an embedded collector.
@@ -47,12 +47,7 @@ func TestMistakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String()
-	l.Close()
+	closed := "http://" + refused.Addr(t)
 	for _, c := range []struct{ base, model, want string }{
 		{u + "/v1", "fake-claude", "ANTHROPIC_BASE_URL is the server's root, without /v1"},
 		{u, "claude-sonnet-4-5", "hint: the server does not serve the model \"claude-sonnet-4-5\""},

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
 	"github.com/otelitl/itl/examples/internal/demo/demotest"
+	"github.com/otelitl/itl/internal/refused"
 )
 
 // TestRun runs the example end to end against a fakellm inside it and an embedded collector.
@@ -51,12 +51,7 @@ func TestMistakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String() + "/v1"
-	l.Close()
+	closed := "http://" + refused.Addr(t) + "/v1"
 	for _, c := range []struct{ base, model, want string }{
 		{u, "fake-gpt", "OPENAI_BASE_URL is the API root, which ends in /v1"},
 		{u + "/v1", "gpt-4o", "does not exist or you do not have access to it.\n  hint: the server does not serve the model \"gpt-4o\""},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
 	"github.com/otelitl/itl/examples/internal/demo"
+	"github.com/otelitl/itl/internal/refused"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -167,16 +167,11 @@ func TestFlags(t *testing.T) {
 // TestConnectionRefused: against an address where nothing listens the load test stops at the
 // first refused connection, with the hint, instead of spinning through every level.
 func TestConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + l.Addr().String() + "/v1"
-	l.Close()
+	base := "http://" + refused.Addr(t) + "/v1"
 	t.Setenv("OPENAI_BASE_URL", base)
 	began := time.Now()
 	var out, progress bytes.Buffer
-	err = run(options{levels: []int{1, 2}, duration: 30 * time.Second, model: "fake-gpt", stall: 250 * time.Millisecond, seed: 1}, &out, &progress)
+	err := run(options{levels: []int{1, 2}, duration: 30 * time.Second, model: "fake-gpt", stall: 250 * time.Millisecond, seed: 1}, &out, &progress)
 	if err == nil || !strings.Contains(err.Error(), "nothing listens at "+base) {
 		t.Errorf("error %v, want the hint that nothing listens at %s", err, base)
 	}

@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/otelitl/itl/internal/refused"
 )
 
 // TestNothingListening: spans sent where no collector listens are reported, not taken for sent.
@@ -55,12 +56,7 @@ func TestEndpointRefused(t *testing.T) {
 // deadExporter returns an exporter to an address where nothing listens, which fails at once.
 func deadExporter(t *testing.T) (*Exporter, string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := l.Addr().String()
-	l.Close()
+	endpoint := refused.Addr(t)
 	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithTimeout(time.Second), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{}))
 	if err != nil {
 		t.Fatal(err)
