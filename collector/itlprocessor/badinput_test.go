@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/internal/allocs"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -260,11 +261,15 @@ func TestDecoderTrimmedInPool(t *testing.T) {
 		}
 	}
 	read()
-	if allocs := testing.AllocsPerRun(1, read); allocs != 0 {
-		t.Fatalf("a second read of the same span allocated %v times: the test cannot tell a trimmed decoder", allocs)
+	if n := testing.AllocsPerRun(1, read); n != 0 {
+		t.Fatalf("a second read of the same span allocated %v times: the test cannot tell a trimmed decoder", n)
 	}
-	// Taking the decoder out of the pool again (it comes back first) keeps the pool from growing.
-	if allocs := testing.AllocsPerRun(1, func() { p.putDecoder(d); p.decoders.Get(); read() }); allocs == 0 {
+	// Taking a decoder out of the pool again keeps the pool from growing. Only the read is
+	// measured: under the race detector the pool drops a quarter of what it is given, and the Get
+	// then allocates a new decoder, which would pass this test with untrimmed buffers.
+	p.putDecoder(d)
+	p.decoders.Get()
+	if allocs.Of(read) == 0 {
 		t.Errorf("a decoder put back in the pool kept the buffers of a %d-chunk timeline", chunks)
 	}
 }
