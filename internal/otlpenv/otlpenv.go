@@ -88,6 +88,9 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if err != nil {
 		return nil, nil, "", err
 	}
+	if w := pathless(endpointVar, endpoint, proto); w != "" {
+		logf("%s", w)
+	}
 	// service is the default: OTEL_RESOURCE_ATTRIBUTES' service.name overrides it, and
 	// OTEL_SERVICE_NAME overrides both (later detectors win). Not resource.Default(): it reads the
 	// environment once per process.
@@ -144,6 +147,8 @@ func mismatch(err error, proto string) string {
 		return fmt.Sprintf(" (the endpoint speaks TLS: write the endpoint with https://, and leave %s unset)", genericInsecure)
 	case proto == "grpc" && (has("error reading server preface: EOF") || has("error reading server preface: connection reset by peer")):
 		return fmt.Sprintf(" (the endpoint closed the connection at once, as a receiver that expects TLS does when spoken to in plain text: write the endpoint with https://, and leave %s unset; if it expects none, it is no OTLP/gRPC receiver)", genericInsecure)
+	case proto == "http/protobuf" && has(" 404 Not Found"):
+		return fmt.Sprintf(" (nothing takes traces at that URL: an OTLP/HTTP receiver takes them at /v1/traces. %s is used as it is written, so it needs that path; %s is a base the exporter appends /v1/traces to)", tracesEndpoint, genericEndpoint)
 	case proto == "grpc" && has("server preface"):
 		return fmt.Sprintf(" (the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set %s=http/protobuf)", genericProtocol)
 	}
@@ -173,12 +178,21 @@ func checkEndpoint(variable, value, proto string) error {
 		return nil
 	case !strings.Contains(value, "://") && (err != nil || (u.Scheme != "http" && u.Scheme != "https" && !grpcUnix)):
 		hostPort := strings.TrimPrefix(value, "//")
+		// The traces variable is the whole URL over HTTP: the suggestion carries the path an
+		// OTLP/HTTP receiver takes traces at, which the exporter appends only to the generic one.
+		signalPath := ""
+		if variable == tracesEndpoint && !strings.Contains(hostPort, "/") {
+			signalPath = "/v1/traces"
+		}
 		if host, port, err := net.SplitHostPort(hostPort); err == nil && port == "4317" && proto != "grpc" {
 			// OTLP/gRPC's port, given as gRPC takes it (host:port), to the HTTP exporter.
-			return fmt.Errorf("%s=%q has no scheme, and 4317 is OTLP/gRPC's port: over gRPC, set %s=grpc and keep %s; over OTLP/HTTP (the default protocol), write http://%s",
-				variable, value, genericProtocol, value, net.JoinHostPort(host, "4318"))
+			return fmt.Errorf("%s=%q has no scheme, and 4317 is OTLP/gRPC's port: over gRPC, set %s=grpc and keep %s; over OTLP/HTTP (the default protocol), write http://%s%s",
+				variable, value, genericProtocol, value, net.JoinHostPort(host, "4318"), signalPath)
 		}
-		return fmt.Errorf("%s=%q has no scheme, which the exporter needs: write it as a URL with its scheme: http://%s (https://%s for TLS)", variable, value, hostPort, hostPort)
+		if proto == "grpc" {
+			signalPath = ""
+		}
+		return fmt.Errorf("%s=%q has no scheme, which the exporter needs: write it as a URL with its scheme: http://%s%s (https://%s%s for TLS)", variable, value, hostPort, signalPath, hostPort, signalPath)
 	}
 	port := "4318"
 	schemes := "http:// or https://"
@@ -225,6 +239,24 @@ func checkBase(variable, endpoint, proto string) error {
 		}
 	}
 	return nil
+}
+
+// pathless warns of a traces URL without a path over HTTP. The exporter sends to
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is written, so http://collector:4318 sends to /, where
+// an OTLP/HTTP receiver answers 404 Not Found: it takes traces at /v1/traces. The generic variable
+// is a base the exporter appends /v1/traces to, which is where the two part. It is a warning, not
+// an error, because an intake may take traces at / of its own.
+func pathless(variable, endpoint, proto string) string {
+	if variable != tracesEndpoint || proto != "http/protobuf" {
+		return ""
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || strings.Trim(u.Path, "/") != "" {
+		return ""
+	}
+	whole := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/v1/traces"}
+	return fmt.Sprintf("%s=%q has no path, and the exporter sends spans to it as written, to /, where an OTLP/HTTP receiver answers 404 Not Found: write the whole URL, %s, or give the base in %s, which the exporter appends /v1/traces to",
+		variable, u.Redacted(), whole, genericEndpoint)
 }
 
 // insecureSetting reads OTEL_EXPORTER_OTLP_TRACES_INSECURE, else OTEL_EXPORTER_OTLP_INSECURE, as

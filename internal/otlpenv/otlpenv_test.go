@@ -57,12 +57,18 @@ func TestUnusableEndpoint(t *testing.T) {
 		traces, generic, proto string
 		want                   []string // in the error
 	}{
-		{"", "127.0.0.1:9999", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:9999"`, "write it as a URL with its scheme: http://127.0.0.1:9999"}},
-		{"localhost:4318", "", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="localhost:4318"`, "http://localhost:4318"}},
-		{"127.0.0.1:4318", "http://127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4318"`, "http://127.0.0.1:4318"}},
+		// The generic variable is a base: its suggestion has no path. The traces one is the whole
+		// URL over HTTP: its suggestion ends in /v1/traces, where the suggestion without a path
+		// sent spans to /, which an OTLP/HTTP receiver answers with 404.
+		{"", "127.0.0.1:9999", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:9999"`, "write it as a URL with its scheme: http://127.0.0.1:9999 (https://127.0.0.1:9999 for TLS)"}},
+		{"localhost:4318", "", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="localhost:4318"`, "http://localhost:4318/v1/traces (https://localhost:4318/v1/traces for TLS)"}},
+		{"127.0.0.1:4318", "http://127.0.0.1:4318", "", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4318"`, "http://127.0.0.1:4318/v1/traces"}},
+		{"127.0.0.1:4318/otlp/v1/traces", "", "", []string{"write it as a URL with its scheme: http://127.0.0.1:4318/otlp/v1/traces (https"}},
 		{"", "127.0.0.1:4317", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4317"`, "http://127.0.0.1:4317"}},
+		{"127.0.0.1:4317", "", "grpc", []string{`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="127.0.0.1:4317"`, "http://127.0.0.1:4317 (https://127.0.0.1:4317 for TLS)"}},
 		// OTLP/gRPC's port written as gRPC takes it, to the HTTP exporter.
 		{"", "localhost:4317", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4317" has no scheme, and 4317 is OTLP/gRPC's port`, "set OTEL_EXPORTER_OTLP_PROTOCOL=grpc and keep localhost:4317", "write http://localhost:4318"}},
+		{"localhost:4317", "", "", []string{"write http://localhost:4318/v1/traces"}},
 		{"", "collector:99999", "grpc", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="collector:99999"`, "http://collector:99999"}},
 		{"", "http://127.0.0.1:4318/v1", "", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:4318/v1" ends in /v1`, "write the base, http://127.0.0.1:4318,"}},
 		{"", "https://otlp.example/otlp/v1/traces/", "", []string{"ends in /v1/traces", "write the base, https://otlp.example/otlp,", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"}},
@@ -308,6 +314,51 @@ func TestExportErrorLogged(t *testing.T) {
 	logged := exportOne(t)
 	if len(logged) == 0 || !strings.HasPrefix(logged[0], "exporting spans to "+srv.URL+"/v1/traces (http/protobuf): ") {
 		t.Fatalf("logged %q, want the failed export, naming the endpoint", logged)
+	}
+}
+
+// A traces URL without a path over HTTP is taken as it is written, to /, where an OTLP/HTTP
+// receiver answers 404: the program warns at start with the whole URL to write. A path of the
+// intake's own, the generic variable (a base) and gRPC (which dials the host) are not warned of.
+func TestPathlessTracesURLWarned(t *testing.T) {
+	for _, c := range []struct{ traces, generic, proto, want string }{
+		{"http://127.0.0.1:4318", "", "", `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://127.0.0.1:4318" has no path`},
+		{"https://collector.example/", "", "", "write the whole URL, https://collector.example/v1/traces, or give the base in OTEL_EXPORTER_OTLP_ENDPOINT"},
+		{"http://127.0.0.1:4318/v1/traces", "", "", ""},
+		{"http://127.0.0.1:4318/custom", "", "", ""},
+		{"", "http://127.0.0.1:4318", "", ""},
+		{"http://127.0.0.1:4317", "", "grpc", ""},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", c.traces)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.generic)
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.proto)
+		var logged []string
+		_, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
+			logged = append(logged, fmt.Sprintf(format, args...))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = shutdown(context.Background()) // nothing was recorded: nothing to send
+		got := strings.Join(logged, "\n")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("traces %q, generic %q, protocol %q: logged %q, want %q", c.traces, c.generic, c.proto, got, c.want)
+		}
+	}
+}
+
+// An export answered with 404 Not Found is logged with the path an OTLP/HTTP receiver takes traces
+// at, and which variable needs it: the error names only the URL and the status.
+func TestNotFoundHint(t *testing.T) {
+	unset(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/traces")
+	logged := exportOne(t)
+	const want = "(nothing takes traces at that URL: an OTLP/HTTP receiver takes them at /v1/traces. OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as it is written"
+	if len(logged) == 0 || !strings.Contains(logged[len(logged)-1], "404 Not Found") || !strings.Contains(logged[len(logged)-1], want) {
+		t.Fatalf("logged %q, want the 404 with the hint %q", logged, want)
 	}
 }
 
