@@ -329,6 +329,15 @@ func TestDebugLogsNoSpanAttributes(t *testing.T) {
 // by a deprecated alias the collector still accepts with a warning at every start
 // (prometheusremotewrite for prometheus_remote_write, otlp for otlp_grpc).
 func TestNoDeprecatedTypeNames(t *testing.T) {
+	for _, c := range loadShipped(t) {
+		checkTypeNames(t, c.path, c.cfg)
+	}
+}
+
+// checkTypeNames fails t for each component of cfg that otelcol-itl does not have, or that cfg
+// names by a deprecated alias.
+func checkTypeNames(t *testing.T, path string, cfg map[string]any) {
+	t.Helper()
 	f, err := Components()
 	if err != nil {
 		t.Fatal(err)
@@ -356,19 +365,48 @@ func TestNoDeprecatedTypeNames(t *testing.T) {
 	for k, v := range f.Extensions {
 		add("extensions", k, v.Type())
 	}
-	for _, c := range loadShipped(t) {
-		for kind, known := range types {
-			section, _ := c.cfg[kind].(map[string]any)
-			for id := range section {
-				name, _, _ := strings.Cut(id, "/")
-				switch typ, ok := known[name]; {
-				case !ok:
-					t.Errorf("%s: %s.%s: %q is not a component of otelcol-itl", c.path, kind, id, name)
-				case typ != name:
-					t.Errorf("%s: %s.%s: %q is a deprecated alias, which the collector warns about at every start; write %s", c.path, kind, id, name, typ)
-				}
+	for kind, known := range types {
+		section, _ := cfg[kind].(map[string]any)
+		for id := range section {
+			name, _, _ := strings.Cut(id, "/")
+			switch typ, ok := known[name]; {
+			case !ok:
+				t.Errorf("%s: %s.%s: %q is not a component of otelcol-itl", path, kind, id, name)
+			case typ != name:
+				t.Errorf("%s: %s.%s: %q is a deprecated alias, which the collector warns about at every start; write %s", path, kind, id, name, typ)
 			}
 		}
+	}
+}
+
+// TestREADMEConfigs: every whole configuration in a README (a YAML block with a service section)
+// loads into the distribution, with the variables it reads set, and names its components by their
+// types, as a user who copies it expects.
+func TestREADMEConfigs(t *testing.T) {
+	t.Setenv("TRACES_ENDPOINT", "127.0.0.1:14317")
+	t.Setenv("METRICS_ENDPOINT", "http://127.0.0.1:14318")
+	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	found := 0
+	for _, path := range []string{"README.md", "collector/itlprocessor/README.md", "collector/itlmetricsconnector/README.md"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllStringSubmatch(string(raw), -1) {
+			var cfg map[string]any
+			if yaml.Unmarshal([]byte(m[1]), &cfg) != nil || cfg["service"] == nil {
+				continue // a fragment, such as the ocb manifest's entries
+			}
+			found++
+			where := fmt.Sprintf("%s, the configuration beginning %.40q", path, m[1])
+			checkTypeNames(t, where, cfg)
+			if err := dryRun(t, "yaml:"+m[1]); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		}
+	}
+	if found < 2 {
+		t.Fatalf("found %d whole configurations in the READMEs, want the processor's and the connector's", found)
 	}
 }
 
