@@ -124,7 +124,7 @@ func Boundaries(b []float64, max int) error {
 	}
 	for i, v := range b {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("boundary %d is %v; boundaries must be finite numbers", i, v)
+			return fmt.Errorf("boundary %d of %d is %v; boundaries must be finite numbers", i+1, len(b), v)
 		}
 		if i > 0 && v <= b[i-1] {
 			return fmt.Errorf("boundaries must increase strictly; %v follows %v", v, b[i-1])
