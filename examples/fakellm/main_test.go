@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -11,9 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/otelitl/itl/internal/syncbuf"
 )
 
 // TestServeAndShutDownOnSIGINT builds fakellm, serves a streaming request, and checks that SIGINT
@@ -23,7 +23,7 @@ func TestServeAndShutDownOnSIGINT(t *testing.T) {
 	// Port 0, and the address fakellm announces: a port picked here and closed could be taken
 	// before fakellm binds it.
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-models", "m1,m2", "-max-batch", "2", "-step-base", "2ms")
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -105,22 +105,4 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("fakellm %v: %v\n%s\nwant exit status %d and %q, nothing served", c.args, err, out, c.code, c.want)
 		}
 	}
-}
-
-// lockedBuffer collects a child process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -10,12 +10,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/otelitl/itl/examples/internal/embed"
 	"github.com/otelitl/itl/examples/internal/view"
+	"github.com/otelitl/itl/internal/syncbuf"
 )
 
 // dur is a duration as the examples print it: milliseconds below a second, seconds above.
@@ -98,7 +98,7 @@ func TestFlags(t *testing.T) {
 func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	var progress bytes.Buffer
 	go func() {
 		errc <- run(ctx, options{generations: 1, concurrency: 8, seed: 3, serve: "127.0.0.1:0"}, out, &progress)
@@ -158,22 +158,4 @@ func TestLineProgress(t *testing.T) {
 	if n := strings.Count(buf.String(), "\n"); n != 2 || strings.Contains(buf.String(), "\r") {
 		t.Errorf("got %q, want two lines and no carriage return", buf.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a run writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
