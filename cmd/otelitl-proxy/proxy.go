@@ -13,10 +13,20 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 )
 
-// route returns the protocol a request path belongs to: /v1/messages is Anthropic's, /v1beta/ and
+// route returns the protocol a request belongs to: /v1/messages is Anthropic's, /v1beta/ and
 // Gemini methods (":generateContent") Gemini's, /api/ Ollama's, and the rest of /v1/ OpenAI's.
-func route(path string) string {
+//
+// A request that carries a vendor's own header goes to that vendor's upstream whatever its path
+// (Anthropic's SDKs send anthropic-version on every request, Google's send x-goog-api-key): by its
+// path alone, Anthropic's /v1/models or Gemini's /v1/models would go to the OpenAI upstream, and
+// the vendor's key with them.
+func route(path string, h http.Header) string {
+	versioned := strings.HasPrefix(path, "/v1") // /v1/, /v1beta/, /v1alpha/
 	switch {
+	case versioned && h.Get("anthropic-version") != "":
+		return "anthropic"
+	case versioned && h.Get("x-goog-api-key") != "":
+		return "gemini"
 	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
 		return "anthropic"
 	case strings.HasPrefix(path, "/v1beta/") || strings.Contains(path, ":generateContent") || strings.Contains(path, ":streamGenerateContent"):
@@ -29,26 +39,79 @@ func route(path string) string {
 	return ""
 }
 
+// misdirected explains a path that no API serves because the client's base URL is off by its
+// version: the SDK appends /v1/messages to a base URL that already ends in /v1 (/v1/v1/messages),
+// or an OpenAI client's base URL lacks the /v1 its SDK expects there (/chat/completions). Such a
+// request is answered by the proxy itself: forwarded, it would reach an upstream by its path's
+// first segment alone (/v1/v1/messages went to OpenAI's, with the Anthropic key), and come back
+// as a bare 404. It returns "" for any other path.
+func misdirected(path, host string) string {
+	for _, v := range []string{"/v1", "/v1beta", "/api"} {
+		if rest, ok := strings.CutPrefix(path, v+v+"/"); ok {
+			return fmt.Sprintf("otelitl-proxy: no API at %s: the path repeats %s, which the client's SDK adds to its base URL itself: %s", path, v, baseURLs(route(v+"/"+rest, nil), host))
+		}
+	}
+	if route(path, nil) != "" {
+		return ""
+	}
+	if name := route("/v1"+path, nil); name != "" {
+		return fmt.Sprintf("otelitl-proxy: no API at %s: the client's base URL lacks the /v1 of its API: %s", path, baseURLs(name, host))
+	}
+	return ""
+}
+
+// baseURLs says what base URL to give a client of protocol name, the proxy being at host.
+func baseURLs(name, host string) string {
+	switch name {
+	case "openai":
+		return fmt.Sprintf("an OpenAI client's base URL is http://%s/v1 (OPENAI_BASE_URL)", host)
+	case "anthropic":
+		return fmt.Sprintf("an Anthropic client's base URL is http://%s, without /v1 (ANTHROPIC_BASE_URL)", host)
+	case "gemini":
+		return fmt.Sprintf("a Gemini client's base URL is http://%s, without its version", host)
+	case "ollama":
+		return fmt.Sprintf("an Ollama client's host is http://%s, without /api (OLLAMA_HOST)", host)
+	}
+	return fmt.Sprintf("give the client http://%s as its base URL, without the version its SDK adds", host)
+}
+
+// upstreamHint is the fix for an error reaching upstream name at up, set by setting: nothing
+// listening there, or TLS spoken to a server without it.
+func upstreamHint(err error, setting, up string) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "connection refused"):
+		return fmt.Sprintf(" (nothing listens at %s: start the server there, or set %s to the address it listens at)", up, setting)
+	case strings.Contains(msg, "first record does not look like a TLS handshake"), strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return fmt.Sprintf(" (the server at %s does not speak TLS: write %s with http://)", up, setting)
+	}
+	return ""
+}
+
 // newHandler returns the proxy: /healthz, and every API request forwarded to its protocol's
 // upstream through rt (httpitl's transport), each event flushed to the client as soon as it is
 // read.
 func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler {
 	proxies := map[string]*httputil.ReverseProxy{}
 	for name, up := range c.upstream {
+		setting := c.name(name)
 		proxies[name] = &httputil.ReverseProxy{
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(up)
-				// The stream is read as it passes: ask the upstream for identity encoding. The
-				// client still gets every byte; HTTP lets a proxy drop the offer to compress.
-				pr.Out.Header.Del("Accept-Encoding")
+				// The stream is timed as it passes: ask the upstream for identity encoding, so
+				// that no compressor upstream holds events back to fill a block. The client still
+				// gets every byte; HTTP lets a proxy drop the offer to compress. Set, not deleted:
+				// without the header, Go's transport offers gzip itself.
+				pr.Out.Header.Set("Accept-Encoding", "identity")
 			},
 			Transport:     rt,
 			FlushInterval: -1,
 			ErrorLog:      logger,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				// The error names the upstream URL, never a header: authorization stays out of logs.
-				logger.Printf("%s %s: upstream %s: %v", r.Method, r.URL.Path, name, err)
-				writeError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("otelitl-proxy: the %s upstream failed: %v", name, err))
+				hint := upstreamHint(err, setting, up.Redacted())
+				logger.Printf("%s %s: upstream %s: %v%s", r.Method, r.URL.Path, name, err, hint)
+				writeError(w, http.StatusBadGateway, "upstream_error", fmt.Sprintf("otelitl-proxy: the %s upstream failed: %v%s", name, err, hint))
 			},
 		}
 	}
@@ -58,7 +121,11 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		name := route(r.URL.Path)
+		if msg := misdirected(r.URL.Path, r.Host); msg != "" {
+			writeError(w, http.StatusNotFound, "not_found", msg)
+			return
+		}
+		name := route(r.URL.Path, r.Header)
 		if name == "" {
 			writeError(w, http.StatusNotFound, "not_found", "otelitl-proxy: no API at "+r.URL.Path+": it forwards /v1/... (OpenAI), /v1/messages (Anthropic), /v1beta/... (Gemini) and /api/... (Ollama)")
 			return

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otelitl/itl/internal/refused"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -141,9 +142,102 @@ func TestRoute(t *testing.T) {
 		"/api/chat": "ollama", "/api/generate": "ollama", "/api/tags": "ollama",
 		"/": "", "/favicon.ico": "",
 	} {
-		if got := route(path); got != want {
+		if got := route(path, nil); got != want {
 			t.Errorf("route(%q) = %q, want %q", path, got, want)
 		}
+	}
+	// A vendor's own header takes its request to its upstream, whatever the path: by the path
+	// alone these went to OpenAI's, with the vendor's key.
+	for _, c := range []struct{ path, header, want string }{
+		{"/v1/models", "anthropic-version", "anthropic"},
+		{"/v1/messages/batches", "anthropic-version", "anthropic"},
+		{"/v1/complete", "anthropic-version", "anthropic"},
+		{"/v1/models", "x-goog-api-key", "gemini"},
+		{"/v1beta/models", "x-goog-api-key", "gemini"},
+		{"/api/chat", "anthropic-version", "ollama"}, // not a versioned path: the path decides
+	} {
+		h := http.Header{}
+		h.Set(c.header, "x")
+		if got := route(c.path, h); got != c.want {
+			t.Errorf("route(%q, %s) = %q, want %q", c.path, c.header, got, c.want)
+		}
+	}
+}
+
+// TestMisdirected: a path whose version the client's base URL got wrong (twice, or not at all) is
+// answered by the proxy with the base URL to give, and reaches no upstream: /v1/v1/messages went
+// to the OpenAI upstream with the Anthropic key, and came back a bare 404.
+func TestMisdirected(t *testing.T) {
+	reached := make(chan string, 8)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- r.URL.Path + " " + r.Header.Get("X-Api-Key")
+	}))
+	defer up.Close()
+	c, err := parseConfig([]string{"-openai", up.URL, "-anthropic", up.URL, "-gemini", up.URL, "-ollama", up.URL}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(io.Discard, "", 0)))
+	defer proxy.Close()
+	host := strings.TrimPrefix(proxy.URL, "http://")
+	for _, tc := range []struct{ path, want string }{
+		{"/v1/v1/messages", "the path repeats /v1, which the client's SDK adds to its base URL itself: an Anthropic client's base URL is http://" + host + ", without /v1 (ANTHROPIC_BASE_URL)"},
+		{"/v1/v1/chat/completions", "an OpenAI client's base URL is http://" + host + "/v1 (OPENAI_BASE_URL)"},
+		{"/v1beta/v1beta/models/g:streamGenerateContent", "the path repeats /v1beta"},
+		{"/api/api/chat", "an Ollama client's host is http://" + host + ", without /api"},
+		{"/chat/completions", "the client's base URL lacks the /v1 of its API: an OpenAI client's base URL is http://" + host + "/v1"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, proxy.URL+tc.path, strings.NewReader(`{"model":"m","stream":true}`))
+		req.Header.Set("x-api-key", "sk-ant-secret")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error struct{ Message, Type string }
+		}
+		_ = json.NewDecoder(res.Body).Decode(&e)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(e.Error.Message, tc.want) {
+			t.Errorf("%s: %d %q, want 404 with %q", tc.path, res.StatusCode, e.Error.Message, tc.want)
+		}
+	}
+	select {
+	case r := <-reached:
+		t.Errorf("a misdirected request reached an upstream: %s", r)
+	default:
+	}
+}
+
+// TestUpstreamErrorHint: an upstream nothing listens at, or one spoken to with TLS that has none,
+// is answered (and logged) with the setting to change.
+func TestUpstreamErrorHint(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer plain.Close()
+	dead := "http://" + refused.Addr(t)
+	c, err := parseConfig([]string{"-openai", dead, "-anthropic", strings.Replace(plain.URL, "http://", "https://", 1)}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(&logs, "", 0)))
+	defer proxy.Close()
+	for _, tc := range []struct{ path, want string }{
+		{"/v1/chat/completions", "(nothing listens at " + dead + ": start the server there, or set -openai to the address it listens at)"},
+		{"/v1/messages", "does not speak TLS: write -anthropic with http://)"},
+	} {
+		res, err := http.Post(proxy.URL+tc.path, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s, want 502 with %q", tc.path, res.StatusCode, body, tc.want)
+		}
+	}
+	if !strings.Contains(logs.String(), "start the server there") || !strings.Contains(logs.String(), "write -anthropic with http://") {
+		t.Errorf("the log lacks the hints:\n%s", logs.String())
 	}
 }
 
@@ -173,7 +267,12 @@ func TestForwarding(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, proxy.URL+tc.path, strings.NewReader(`{"model":"m"}`))
 		req.Header.Set("Authorization", "Bearer sk-secret")
 		req.Header.Set("x-api-key", "k1")
-		req.Header.Set("x-goog-api-key", "k2")
+		goog := ""
+		if strings.HasPrefix(tc.path, "/v1beta/") {
+			// Google's key header routes a request to Gemini whatever its path (TestRoute).
+			goog = "k2"
+			req.Header.Set("x-goog-api-key", goog)
+		}
 		req.Header.Set("api-key", "k3")
 		req.Header.Set("Accept-Encoding", "gzip, br")
 		res, err := http.DefaultClient.Do(req)
@@ -182,14 +281,14 @@ func TestForwarding(t *testing.T) {
 		}
 		res.Body.Close()
 		s := <-got
-		if s.path != tc.want || s.auth != "Bearer sk-secret" || s.key != "k1" || s.goog != "k2" || s.azure != "k3" {
+		if s.path != tc.want || s.auth != "Bearer sk-secret" || s.key != "k1" || s.goog != goog || s.azure != "k3" {
 			t.Errorf("%s reached the upstream as %+v", tc.path, s)
 		}
 		if strings.Contains(tc.path, "alt=sse") && s.query != "alt=sse" {
 			t.Errorf("the query was lost: %q", s.query)
 		}
-		if s.accept != "" && s.accept != "gzip" {
-			t.Errorf("the upstream was offered %q: the proxy must ask for identity (Go's own gzip is transparent)", s.accept)
+		if s.accept != "identity" {
+			t.Errorf("the upstream was offered %q: the proxy must ask for identity, so that no compressor upstream holds events back", s.accept)
 		}
 	}
 	res, err := http.Post(proxy.URL+"/api/chat", "application/json", strings.NewReader(`{}`))
