@@ -117,7 +117,7 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 
 // mismatch is a hint for an export error that comes of speaking to a receiver in a way it does not
 // speak: one OTLP protocol to the other's port, or with TLS to a port without it, or the other way
-// round. The errors name neither the ports nor the variables, and some do not name TLS; the
+// round; or of speaking to a port where nothing listens. The errors name neither the ports nor the variables, and some do not name TLS; the
 // defaults, 4317 for gRPC and 4318 for HTTP, and TLS for an endpoint without a scheme over gRPC,
 // make the mistakes easy to make.
 //
@@ -147,6 +147,8 @@ func mismatch(err error, proto string) string {
 		return fmt.Sprintf(" (the endpoint speaks TLS: write the endpoint with https://, and leave %s unset)", genericInsecure)
 	case proto == "grpc" && (has("error reading server preface: EOF") || has("error reading server preface: connection reset by peer")):
 		return fmt.Sprintf(" (the endpoint closed the connection at once, as a receiver that expects TLS does when spoken to in plain text: write the endpoint with https://, and leave %s unset; if it expects none, it is no OTLP/gRPC receiver)", genericInsecure)
+	case has("connection refused"):
+		return " (nothing listens at the endpoint: start the receiver, or point the endpoint at the port it listens on; OTLP/HTTP's default port is 4318, OTLP/gRPC's 4317)"
 	case proto == "http/protobuf" && has(" 404 Not Found"):
 		return fmt.Sprintf(" (nothing takes traces at that URL: an OTLP/HTTP receiver takes them at /v1/traces. %s is used as it is written, so it needs that path; %s is a base the exporter appends /v1/traces to)", tracesEndpoint, genericEndpoint)
 	case proto == "grpc" && has("server preface"):

@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/otelitl/itl/internal/refused"
 )
 
 // unset clears every variable Tracing reads, for the test.
@@ -383,7 +385,10 @@ func TestProtocolMismatchHint(t *testing.T) {
 	grpcTLS := grpcServer(t, tlsCreds, false)
 	grpcTLSUnread := grpcServer(t, tlsCreds, true)
 	_, grpcPort, _ := net.SplitHostPort(grpcPlain)
+	dead := refused.Addr(t)
 	for _, c := range []struct{ endpoint, proto, insecure, want string }{
+		{"http://" + dead, "http/protobuf", "", refusedHint},
+		{"http://" + dead, "grpc", "", refusedHint},
 		{"http://" + grpcPlain, "http/protobuf", "", toGRPC},
 		{httpPlain.URL, "grpc", "", toHTTP},
 		{"https://" + httpPlain.Listener.Addr().String(), "http/protobuf", "", noTLS},
@@ -466,6 +471,7 @@ func (c *unreadConn) Close() error {
 }
 
 const (
+	refusedHint  = "(nothing listens at the endpoint: start the receiver, or point the endpoint at the port it listens on; OTLP/HTTP's default port is 4318, OTLP/gRPC's 4317)"
 	toGRPC       = "(the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
 	toHTTP       = "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
 	noTLS        = "(the endpoint does not speak TLS, as a receiver without a tls section does not: write the endpoint with http://, or set OTEL_EXPORTER_OTLP_INSECURE=true)"
@@ -491,8 +497,10 @@ func TestMismatchErrors(t *testing.T) {
 		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: EOF"`, "grpc", closedAtOnce},
 		// The same close, with bytes of the client's unread (met under load; see grpcServer).
 		{`traces export: exporter export timeout: rpc error: code = Unavailable desc = connection error: desc = "error reading server preface: connection reset by peer"`, "grpc", closedAtOnce},
+		// Nothing listening: the ports to check.
+		{`traces export: Post "http://127.0.0.1:4318/v1/traces": dial tcp 127.0.0.1:4318: connect: connection refused`, "http/protobuf", refusedHint},
+		{`traces export: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:4317: connect: connection refused"`, "grpc", refusedHint},
 		// Other failures get no hint, nor the right error under the other protocol.
-		{`traces export: Post "http://127.0.0.1:4318/v1/traces": dial tcp 127.0.0.1:4318: connect: connection refused`, "http/protobuf", ""},
 		{`traces export: context deadline exceeded`, "grpc", ""},
 		{`traces export: Post "https://127.0.0.1:4318/v1/traces": tls: failed to verify certificate: x509: certificate signed by unknown authority`, "http/protobuf", ""},
 		{`readLoopPeekFailLocked: %!w(<nil>)`, "grpc", ""},
