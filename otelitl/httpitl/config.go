@@ -3,6 +3,8 @@ package httpitl
 import (
 	"net/http"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelitl/itl/otelitl"
@@ -23,6 +25,7 @@ const (
 type config struct {
 	in              *otelitl.Instrumentation
 	tracerProvider  trace.TracerProvider
+	propagators     propagation.TextMapPropagator
 	filter          func(*http.Request) bool
 	maxEventBytes   int
 	maxRequestBytes int
@@ -34,6 +37,9 @@ func newConfig(opts []Option) config {
 		if o != nil {
 			o.apply(&c)
 		}
+	}
+	if c.propagators == nil {
+		c.propagators = otel.GetTextMapPropagator()
 	}
 	if c.in == nil {
 		var iopts []otelitl.Option
@@ -69,6 +75,16 @@ func WithInstrumentation(in *otelitl.Instrumentation) Option {
 // WithInstrumentation is given.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) { c.tracerProvider = tp })
+}
+
+// WithPropagators sets how trace context crosses HTTP. A Transport injects its generation span's
+// context into the headers of the request it sends, so that the server's spans (a Handler's, vLLM's,
+// a gateway's) join the trace as children of the generation; a Handler extracts the caller's
+// context from the request's headers, unless the request's context already holds a span. The
+// default is the global propagators (otel.GetTextMapPropagator), which carry nothing until the
+// application sets them, as otelhttp's default does.
+func WithPropagators(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.propagators = p })
 }
 
 // WithFilter makes requests for which f returns false pass through without a span, even when they

@@ -71,6 +71,14 @@
 // deadline passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on
 // to the server).
 //
+// # Trace context
+//
+// [NewTransport] puts the generation span's context in the headers of the request it sends, with
+// the propagators of [WithPropagators] (by default the global ones, which carry nothing until the
+// application sets them), so that the server's spans join the trace as the generation's children;
+// [NewHandler] reads the caller's context from the headers with the same propagators. The
+// caller's request is not changed: the headers go on a copy.
+//
 // # Guarantees
 //
 // The caller gets every byte unchanged and as soon as the base transport returns it: nothing is

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -45,7 +44,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	applyFields(&c, fields)
 	ctx := r.Context()
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
+		ctx = h.cfg.propagators.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	addr, port := hostPort(r)
 	ctx, g := h.cfg.in.Start(ctx, otelitl.Request{

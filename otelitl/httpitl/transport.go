@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -43,7 +44,8 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // RoundTrip sends req through the base transport. For a generation request it starts a CLIENT
-// generation span, child of the span in req's context, and ends it when the response body ends, is
+// generation span, child of the span in req's context, puts the span's context in the headers of
+// the request it sends (see [WithPropagators]), and ends the span when the response body ends, is
 // closed, or the request's context is done.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, ok := detect(req)
@@ -59,10 +61,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ServerAddress: addr, ServerPort: port, StartTime: start,
 		Attributes: streamAttr(c),
 	})
+	// The server's spans are the generation's children: its context goes in the headers, of a
+	// copy, since a RoundTripper must not change the caller's request. A span that does not
+	// record still carries the sampling decision.
+	out := req.Clone(ctx)
+	t.cfg.propagators.Inject(ctx, propagation.HeaderCarrier(out.Header))
 	if !g.IsRecording() {
-		return t.base.RoundTrip(req)
+		return t.base.RoundTrip(out)
 	}
-	res, err := t.base.RoundTrip(req.WithContext(ctx))
+	res, err := t.base.RoundTrip(out)
 	if err != nil {
 		g.End(ctxErr(req.Context(), err))
 		return res, err
