@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
 	"gopkg.in/yaml.v3"
+
+	"github.com/otelitl/itl/collector/itlmetricsconnector"
 )
 
 // The rules every shipped configuration keeps (issue 13). Each test reads the files as YAML, with
@@ -428,5 +431,44 @@ func TestEveryVariableDocumented(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestConnectorKeepsSeriesLongerThanTheScrapeEndpoint: where a cumulative itl_metrics connector
+// feeds a Prometheus scrape endpoint, the connector keeps an idle series longer than the exporter
+// shows it. Otherwise a model idle for between the two expirations comes back with its counters
+// restarted from zero under the value the endpoint still shows: 3 generations, then 4 more, read
+// 3 then 4, one more to Prometheus, with no reset to see (prometheus.yaml did so, the connector
+// at its default 5m against the exporter's 10m).
+func TestConnectorKeepsSeriesLongerThanTheScrapeEndpoint(t *testing.T) {
+	connDefault := itlmetricsconnector.NewFactory().CreateDefaultConfig().(*itlmetricsconnector.Config).MetricsExpiration
+	expDefault := prometheusexporter.NewFactory().CreateDefaultConfig().(*prometheusexporter.Config).MetricExpiration
+	checked := 0
+	for _, c := range loadShipped(t) {
+		for eid, e := range asMap(c.cfg["exporters"]) {
+			if typeOf(eid) != "prometheus" {
+				continue
+			}
+			shown := expDefault
+			if v := get(e, "metric_expiration"); v != nil {
+				shown = duration(v)
+			}
+			for cid, conn := range asMap(c.cfg["connectors"]) {
+				if typeOf(cid) != "itl_metrics" || str(get(conn, "aggregation_temporality")) == "delta" {
+					continue
+				}
+				checked++
+				kept := connDefault
+				if v := get(conn, "metrics_expiration"); v != nil {
+					kept = duration(v)
+				}
+				if kept != 0 && kept <= shown {
+					t.Errorf("%s: connectors.%s.metrics_expiration %v is not longer than exporters.%s.metric_expiration %v: a series idle between the two restarts from zero under the value the endpoint still shows", c.path, cid, kept, eid, shown)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no shipped configuration feeds a Prometheus exporter from a cumulative connector: prometheus.yaml moved?")
 	}
 }
