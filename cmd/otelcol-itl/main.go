@@ -8,7 +8,8 @@
 // Its "env" configuration provider (package github.com/otelitl/itl/collector/requiredenvprovider) adds ${env:NAME:?message} to the
 // collector's ${env:NAME} and ${env:NAME:-default}: the shipped configs use it for every secret and
 // endpoint they cannot run without, so that the collector refuses to start, naming the variable,
-// rather than send an empty token.
+// rather than send an empty token. It also refuses an OTLP/HTTP exporter whose endpoint already
+// ends in /v1/traces or /v1/metrics, to which the exporter would append them again (baseEndpoints).
 package main
 
 import (
@@ -49,7 +50,7 @@ func Settings() otelcol.CollectorSettings {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					yamlprovider.NewFactory(),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints()},
 				DefaultScheme:      "env",
 			},
 		},
