@@ -108,8 +108,10 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("OTLP exporter to %s: %w", endpoint, err)
 	}
-	desc = fmt.Sprintf("%s (%s)", exportURL(endpointVar, endpoint, proto, insecure), proto)
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v%s", desc, err, mismatch(err, proto)) }))
+	to := exportURL(endpointVar, endpoint, proto, insecure)
+	desc = fmt.Sprintf("%s (%s)", to, proto)
+	plain := strings.HasPrefix(to, "http://")
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v%s", desc, err, mismatch(err, proto, plain)) }))
 	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return p, p.Shutdown, desc, nil
@@ -134,7 +136,12 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 // writes the preface and its SETTINGS frame apart), which closing with them unread turns into. An
 // HTTP/1 server answers the preface before it closes, so a reset with nothing read is the same
 // mistake.
-func mismatch(err error, proto string) string {
+//
+// A TLS server that reads plain text answers "Client sent an HTTP request to an HTTPS server" and
+// closes; when the client was still sending a body (a batch of spans), closing with it unread
+// resets the connection, and the client meets the reset (or, still writing, a broken pipe, or its
+// own connection already closed) instead of the answer. plain says the export went in plain text, where a reset is most likely that.
+func mismatch(err error, proto string, plain bool) string {
 	msg := err.Error()
 	has := func(s string) bool { return strings.Contains(msg, s) }
 	switch {
@@ -143,6 +150,8 @@ func mismatch(err error, proto string) string {
 	case proto == "http/protobuf" && has("server gave HTTP response to HTTPS client"),
 		proto == "grpc" && has("first record does not look like a TLS handshake"):
 		return fmt.Sprintf(" (the endpoint does not speak TLS, as a receiver without a tls section does not: write the endpoint with http://, or set %s=true)", genericInsecure)
+	case proto == "http/protobuf" && plain && !has("server preface") && (has("connection reset by peer") || has("broken pipe") || has("use of closed network connection")):
+		return fmt.Sprintf(" (the endpoint reset the connection, as a receiver that expects TLS does when sent plain text: write the endpoint with https://, and leave %s unset; if it expects none, it closed the connection for another reason)", genericInsecure)
 	case proto == "http/protobuf" && has("Client sent an HTTP request to an HTTPS server"):
 		return fmt.Sprintf(" (the endpoint speaks TLS: write the endpoint with https://, and leave %s unset)", genericInsecure)
 	case proto == "grpc" && (has("error reading server preface: EOF") || has("error reading server preface: connection reset by peer")):

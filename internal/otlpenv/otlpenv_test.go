@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -412,6 +413,49 @@ func TestProtocolMismatchHint(t *testing.T) {
 	}
 }
 
+// TestPlainTextToTLSWithABody: a batch sent in plain text to a TLS receiver, big enough that the
+// receiver closes with the body unread, is logged with the fix. The client then meets the
+// receiver's answer, a reset, a broken pipe or its own connection closed, as the race over the
+// wire falls; only the answer got a hint. Five exports, each of whose errors must carry it.
+func TestPlainTextToTLSWithABody(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+	for range 5 {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+srv.Listener.Addr().String())
+		t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "none")
+		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "5000")
+		var mu sync.Mutex
+		var logged []string
+		tp, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
+			mu.Lock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 64 { // 64 spans of 64 KiB: a 4 MiB body
+			_, span := tp.Tracer("test").Start(context.Background(), "generation")
+			span.SetAttributes(attribute.String("filler", strings.Repeat("x", 64<<10)))
+			span.End()
+		}
+		_ = shutdown(context.Background())
+		mu.Lock()
+		if len(logged) == 0 {
+			t.Error("the export was not logged")
+		}
+		for _, l := range logged {
+			if !strings.HasSuffix(l, resetPlain) && !strings.HasSuffix(l, wantTLS) {
+				t.Errorf("logged %q, want the hint that the endpoint expects TLS", l)
+			}
+		}
+		mu.Unlock()
+	}
+}
+
 // grpcServer serves gRPC, with creds (nil: in plain text), on a loopback port until the test ends,
 // and returns its address. With unread, a connection the server closes is reset instead of ended:
 // it closes with bytes of the client's SETTINGS frame unread. So it goes whenever that frame, which
@@ -471,6 +515,7 @@ func (c *unreadConn) Close() error {
 }
 
 const (
+	resetPlain   = "(the endpoint reset the connection, as a receiver that expects TLS does when sent plain text: write the endpoint with https://, and leave OTEL_EXPORTER_OTLP_INSECURE unset; if it expects none, it closed the connection for another reason)"
 	refusedHint  = "(nothing listens at the endpoint: start the receiver, or point the endpoint at the port it listens on; OTLP/HTTP's default port is 4318, OTLP/gRPC's 4317)"
 	toGRPC       = "(the endpoint speaks HTTP/2, as an OTLP/gRPC receiver does: its default port is 4317, OTLP/HTTP's 4318; use OTLP/HTTP's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
 	toHTTP       = "(the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: its default port is 4318, OTLP/gRPC's 4317; use OTLP/gRPC's port, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
@@ -508,9 +553,24 @@ func TestMismatchErrors(t *testing.T) {
 		{`error reading server preface: connection reset by peer`, "http/protobuf", ""},
 		{`http: server gave HTTP response to HTTPS client`, "grpc", ""},
 	} {
-		got := mismatch(errors.New(c.err), c.proto)
+		plain := !strings.Contains(c.err, "https://")
+		got := mismatch(errors.New(c.err), c.proto, plain)
 		if c.want == "" && got != "" || c.want != "" && got != " "+c.want {
-			t.Errorf("mismatch(%q, %s) = %q, want %q", c.err, c.proto, got, c.want)
+			t.Errorf("mismatch(%q, %s, plain %v) = %q, want %q", c.err, c.proto, plain, got, c.want)
+		}
+	}
+	// A reset over plain HTTP: a TLS receiver closing with a body unread. Over TLS it means
+	// something else, and gets no hint.
+	for _, reset := range []string{
+		`traces export: read tcp 127.0.0.1:33336->127.0.0.1:27318: read: connection reset by peer`,
+		`traces export: Post "http://127.0.0.1:37593/v1/traces": readfrom tcp 127.0.0.1:34478->127.0.0.1:37593: write tcp 127.0.0.1:34478->127.0.0.1:37593: write: broken pipe`,
+		`traces export: read tcp 127.0.0.1:46952->127.0.0.1:33551: use of closed network connection`,
+	} {
+		if got, want := mismatch(errors.New(reset), "http/protobuf", true), " "+resetPlain; got != want {
+			t.Errorf("%q over plain HTTP: %q, want %q", reset, got, want)
+		}
+		if got := mismatch(errors.New(reset), "http/protobuf", false); got != "" {
+			t.Errorf("%q over TLS: %q, want no hint", reset, got)
 		}
 	}
 }
