@@ -58,6 +58,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bad_stall"), wantErr: "stall_threshold: -1s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_flush"), wantUnmarshalErr: "metrics_flush_interval: 15 has no unit, and would be read as nanoseconds; write it with one, such as 15s or 15ms"},
+		{id: component.NewIDWithName(Type, "misspelled_dimension"), wantUnmarshalErr: "dimensions[1].defualt: not a setting; did you mean dimensions[1].default?\ndimensions[1].nam: not a setting; did you mean dimensions[1].name?"},
 		{id: component.NewIDWithName(Type, "misspelled_nested"), wantUnmarshalErr: "histogram.exponential.maxsize: not a setting; did you mean histogram.exponential.max_size?"},
 		{id: component.NewIDWithName(Type, "dotted"), wantUnmarshalErr: "histogram.exponential.max_size: not a setting as written; write it nested, one key a level (histogram: exponential: max_size:)"},
 		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},

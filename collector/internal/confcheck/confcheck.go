@@ -172,10 +172,25 @@ func settings(t reflect.Type, prefix string, fn func(key string, typ reflect.Typ
 // Unknown refuses a key that is not a setting of the configuration struct t, naming the setting
 // it most likely misspells, or the settings where it stands: the decoder's own message names the
 // Go type and the key ("'itlprocessor.Config' has invalid keys: stall_treshold"), but not what to
-// write instead. Keys within a list or a map setting are the decoder's to judge.
+// write instead. The items of a list of settings (dimensions: [{name: ...}]) are checked alike,
+// each named by its place (dimensions[0].nam); keys within a map setting, and list items that are
+// not maps, are the decoder's to judge.
 func Unknown(conf *confmap.Conf, t reflect.Type) error {
+	errs := unknown(conf, t, "")
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// unknown is Unknown's errors for conf, whose keys are shown after label.
+func unknown(conf *confmap.Conf, t reflect.Type, label string) []error {
 	known := map[string]bool{} // every key, as "a::b"; true for a struct of its own settings
-	settings(t, "", func(key string, typ reflect.Type) { known[key] = typ.Kind() == reflect.Struct })
+	lists := map[string]reflect.Type{} // the settings that are lists of structs: their items' type
+	settings(t, "", func(key string, typ reflect.Type) {
+		known[key] = typ.Kind() == reflect.Struct
+		if typ.Kind() == reflect.Slice && typ.Elem().Kind() == reflect.Struct {
+			lists[key] = typ.Elem()
+		}
+	})
 	var errs []error
 	seen := map[string]bool{}
 	for _, leaf := range conf.AllKeys() {
@@ -188,18 +203,25 @@ func Unknown(conf *confmap.Conf, t reflect.Type) error {
 			}
 			if !ok && !seen[key] {
 				seen[key] = true
-				errs = append(errs, unknownKey(key, strings.Join(parts[:i], "::"), known))
+				errs = append(errs, unknownKey(key, strings.Join(parts[:i], "::"), known, label))
 			}
 			break // a setting's own value, or a key already reported
 		}
 	}
-	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return errors.Join(errs...)
+	for key, elem := range lists {
+		items, _ := conf.Get(key).([]any)
+		for i, item := range items {
+			if m, ok := item.(map[string]any); ok {
+				errs = append(errs, unknown(confmap.NewFromStringMap(m), elem, fmt.Sprintf("%s%s[%d].", label, Name(key), i))...)
+			}
+		}
+	}
+	return errs
 }
 
 // unknownKey says key is not a setting: which one under parent it is likely a misspelling of, or
-// what the settings under parent are.
-func unknownKey(key, parent string, known map[string]bool) error {
+// what the settings under parent are. label comes before every key it shows.
+func unknownKey(key, parent string, known map[string]bool, label string) error {
 	prefix := parent
 	if prefix != "" {
 		prefix += "::"
@@ -212,7 +234,7 @@ func unknownKey(key, parent string, known map[string]bool) error {
 	}
 	slices.Sort(here)
 	name := strings.TrimPrefix(key, prefix)
-	show := Name(key)
+	show := label + Name(key)
 	if nested := prefix + strings.ReplaceAll(name, ".", "::"); strings.Contains(name, ".") {
 		if _, ok := known[nested]; ok { // the dotted name the messages and READMEs use
 			return fmt.Errorf("%s: not a setting as written; write it nested, one key a level (%s:)", show, strings.ReplaceAll(nested, "::", ": "))
@@ -225,7 +247,7 @@ func unknownKey(key, parent string, known map[string]bool) error {
 		}
 	}
 	if best != "" {
-		return fmt.Errorf("%s: not a setting; did you mean %s?", show, Name(prefix+best))
+		return fmt.Errorf("%s: not a setting; did you mean %s?", show, label+Name(prefix+best))
 	}
 	return fmt.Errorf("%s: not a setting; the settings here are %s", show, strings.Join(here, ", "))
 }
