@@ -51,8 +51,9 @@ func misdirected(path, host string) string {
 			return fmt.Sprintf("otelitl-proxy: no API at %s: the path repeats %s, which the client's SDK adds to its base URL itself: %s", path, v, baseURLs(route(v+"/"+rest, nil), host))
 		}
 	}
-	if route(path, nil) != "" {
-		return ""
+	first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if route(path, nil) != "" || first == "" || strings.Contains(first, ".") {
+		return "" // routed, or the root or a file (/favicon.ico): no client's base URL is off
 	}
 	if name := route("/v1"+path, nil); name != "" {
 		return fmt.Sprintf("otelitl-proxy: no API at %s: the client's base URL lacks the /v1 of its API: %s", path, baseURLs(name, host))

@@ -207,6 +207,11 @@ func TestMisdirected(t *testing.T) {
 		t.Errorf("a misdirected request reached an upstream: %s", r)
 	default:
 	}
+	for path, want := range map[string]string{"/": "", "/favicon.ico": "", "/chat/completions": "lacks the /v1"} {
+		if got := misdirected(path, host); want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("misdirected(%q) = %q, want %q", path, got, want)
+		}
+	}
 }
 
 // TestUpstreamErrorHint: an upstream nothing listens at, or one spoken to with TLS that has none,
