@@ -183,7 +183,7 @@ func Unknown(conf *confmap.Conf, t reflect.Type) error {
 
 // unknown is Unknown's errors for conf, whose keys are shown after label.
 func unknown(conf *confmap.Conf, t reflect.Type, label string) []error {
-	known := map[string]bool{} // every key, as "a::b"; true for a struct of its own settings
+	known := map[string]bool{}         // every key, as "a::b"; true for a struct of its own settings
 	lists := map[string]reflect.Type{} // the settings that are lists of structs: their items' type
 	settings(t, "", func(key string, typ reflect.Type) {
 		known[key] = typ.Kind() == reflect.Struct
