@@ -149,8 +149,28 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 		// The caller's trace context, if it sent one, parents the generation span.
 		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		p.ServeHTTP(w, r.WithContext(ctx))
+		finishBody(w, r)
 	})
 	return mux
+}
+
+// finishBody closes a full-duplex request's body before the handler returns, as Go's server
+// would after it, once the answer is flushed. With full duplex on, Go's HTTP/1 server leaves an
+// unread body to the end of the request and closes it there, after it has stopped watching the
+// connection: when closing reads the body to its end, a read of the connection starts that races
+// the read of the next request, the server panics ("invalid concurrent Body.Read call",
+// golang/go#68560) and drops the connection, and the client's next request on it is reset. That
+// happened whenever an upstream failed before it read the body (refused, TLS) or answered without
+// reading it all. Closed here, the body's end is met while the server still watches (it then
+// stops that read itself); a body longer than the server reads is not read, and the server closes
+// the connection after the answer, as it does anyway. ReverseProxy does not close it: it hands
+// the upstream a body whose Close does nothing.
+func finishBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	_ = http.NewResponseController(w).Flush()
+	_ = r.Body.Close()
 }
 
 // writeError answers with a JSON error in the shape OpenAI-style clients print.

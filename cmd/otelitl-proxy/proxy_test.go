@@ -214,6 +214,33 @@ func TestMisdirected(t *testing.T) {
 	}
 }
 
+// TestConnectionSurvivesUpstreamFailure: requests with a body whose upstream fails before reading
+// it are each answered 502 on the client's kept-alive connection. Before finishBody, Go's server
+// panicked on the next request's read in about a third of them (golang/go#68560, with full
+// duplex on) and reset the connection.
+func TestConnectionSurvivesUpstreamFailure(t *testing.T) {
+	c, err := parseConfig([]string{"-openai", "http://" + refused.Addr(t)}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(&logs, "", 0)))
+	defer proxy.Close()
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}} // one connection, reused
+	defer client.CloseIdleConnections()
+	for i := range 20 {
+		res, err := client.Post(proxy.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+		if err != nil {
+			t.Fatalf("request %d: %v\nproxy log:\n%s", i, err, logs.String())
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadGateway {
+			t.Fatalf("request %d: %s, want 502", i, res.Status)
+		}
+	}
+}
+
 // TestUpstreamErrorHint: an upstream nothing listens at, or one spoken to with TLS that has none,
 // is answered (and logged) with the setting to change.
 func TestUpstreamErrorHint(t *testing.T) {
