@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otelitl/itl/internal/refused"
+	"github.com/otelitl/itl/internal/syncbuf"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -173,12 +174,7 @@ func TestMisdirected(t *testing.T) {
 		reached <- r.URL.Path + " " + r.Header.Get("X-Api-Key")
 	}))
 	defer up.Close()
-	c, err := parseConfig([]string{"-openai", up.URL, "-anthropic", up.URL, "-gemini", up.URL, "-ollama", up.URL}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(io.Discard, "", 0)))
-	defer proxy.Close()
+	proxy, _ := startProxy(t, "-openai", up.URL, "-anthropic", up.URL, "-gemini", up.URL, "-ollama", up.URL)
 	host := strings.TrimPrefix(proxy.URL, "http://")
 	for _, tc := range []struct{ path, want string }{
 		{"/v1/v1/messages", "the path repeats /v1, which the client's SDK adds to its base URL itself: an Anthropic client's base URL is http://" + host + ", without /v1 (ANTHROPIC_BASE_URL)"},
@@ -193,13 +189,8 @@ func TestMisdirected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e struct {
-			Error struct{ Message, Type string }
-		}
-		_ = json.NewDecoder(res.Body).Decode(&e)
-		res.Body.Close()
-		if res.StatusCode != http.StatusNotFound || !strings.Contains(e.Error.Message, tc.want) {
-			t.Errorf("%s: %d %q, want 404 with %q", tc.path, res.StatusCode, e.Error.Message, tc.want)
+		if msg := errorMessage(res); res.StatusCode != http.StatusNotFound || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %d %q, want 404 with %q", tc.path, res.StatusCode, msg, tc.want)
 		}
 	}
 	select {
@@ -219,13 +210,7 @@ func TestMisdirected(t *testing.T) {
 // panicked on the next request's read in about a third of them (golang/go#68560, with full
 // duplex on) and reset the connection.
 func TestConnectionSurvivesUpstreamFailure(t *testing.T) {
-	c, err := parseConfig([]string{"-openai", "http://" + refused.Addr(t)}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(&logs, "", 0)))
-	defer proxy.Close()
+	proxy, logs := startProxy(t, "-openai", "http://"+refused.Addr(t))
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}} // one connection, reused
 	defer client.CloseIdleConnections()
 	for i := range 20 {
@@ -247,13 +232,7 @@ func TestUpstreamErrorHint(t *testing.T) {
 	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer plain.Close()
 	dead := "http://" + refused.Addr(t)
-	c, err := parseConfig([]string{"-openai", dead, "-anthropic", strings.Replace(plain.URL, "http://", "https://", 1)}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(&logs, "", 0)))
-	defer proxy.Close()
+	proxy, logs := startProxy(t, "-openai", dead, "-anthropic", strings.Replace(plain.URL, "http://", "https://", 1))
 	for _, tc := range []struct{ path, want string }{
 		{"/v1/chat/completions", "(nothing listens at " + dead + ": start the server there, or set -openai to the address it listens at)"},
 		{"/v1/messages", "does not speak TLS: write -anthropic with http://)"},
@@ -284,13 +263,7 @@ func TestForwarding(t *testing.T) {
 		_, _ = io.WriteString(w, "{}")
 	}))
 	defer up.Close()
-	c, err := parseConfig([]string{"-openai", up.URL + "/prefix", "-anthropic", up.URL, "-gemini", up.URL}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(&logs, "", 0)))
-	defer proxy.Close()
+	proxy, logs := startProxy(t, "-openai", up.URL+"/prefix", "-anthropic", up.URL, "-gemini", up.URL)
 	for _, tc := range []struct{ path, want string }{
 		{"/v1/chat/completions", "/prefix/v1/chat/completions"},
 		{"/v1/messages", "/v1/messages"},
@@ -327,13 +300,8 @@ func TestForwarding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e struct {
-		Error struct{ Message, Type string }
-	}
-	_ = json.NewDecoder(res.Body).Decode(&e)
-	res.Body.Close()
-	if res.StatusCode != http.StatusBadGateway || !strings.Contains(e.Error.Message, "-ollama") || !strings.Contains(e.Error.Message, "OTELITL_PROXY_OLLAMA") {
-		t.Errorf("unconfigured protocol: %d %+v", res.StatusCode, e)
+	if msg := errorMessage(res); res.StatusCode != http.StatusBadGateway || !strings.Contains(msg, "-ollama") || !strings.Contains(msg, "OTELITL_PROXY_OLLAMA") {
+		t.Errorf("unconfigured protocol: %d %q", res.StatusCode, msg)
 	}
 	res, err = http.Get(proxy.URL + "/healthz")
 	if err != nil || res.StatusCode != 200 {
@@ -407,4 +375,29 @@ func TestLargeBodyFullDuplex(t *testing.T) {
 	if want := fmt.Sprintf("%d bytes, <nil>", len(head)+len(tail)); err != nil || !strings.Contains(string(got), want) {
 		t.Fatalf("the upstream saw %q (read error %v), want %q", got, err, want)
 	}
+}
+
+// errorMessage reads and closes the body of the proxy's own answer, and returns its error's
+// message, as an OpenAI-style client shows it.
+func errorMessage(res *http.Response) string {
+	defer res.Body.Close()
+	var e struct {
+		Error struct{ Message, Type string }
+	}
+	_ = json.NewDecoder(res.Body).Decode(&e)
+	return e.Error.Message
+}
+
+// startProxy serves the proxy configured by args, over Go's own transport, until the test ends,
+// and returns the server and what the proxy logs.
+func startProxy(t *testing.T, args ...string) (*httptest.Server, *syncbuf.Buffer) {
+	t.Helper()
+	c, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncbuf.Buffer{}
+	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(logs, "", 0)))
+	t.Cleanup(proxy.Close)
+	return proxy, logs
 }

@@ -18,6 +18,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -427,23 +428,13 @@ func TestPlainTextToTLSWithABody(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+srv.Listener.Addr().String())
 		t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "none")
 		t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "5000")
-		var mu sync.Mutex
-		var logged []string
-		tp, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
-			mu.Lock()
-			logged = append(logged, fmt.Sprintf(format, args...))
-			mu.Unlock()
+		logged := export(t, func(tp trace.TracerProvider) {
+			for range 64 { // 64 spans of 64 KiB: a 4 MiB body
+				_, span := tp.Tracer("test").Start(context.Background(), "generation")
+				span.SetAttributes(attribute.String("filler", strings.Repeat("x", 64<<10)))
+				span.End()
+			}
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range 64 { // 64 spans of 64 KiB: a 4 MiB body
-			_, span := tp.Tracer("test").Start(context.Background(), "generation")
-			span.SetAttributes(attribute.String("filler", strings.Repeat("x", 64<<10)))
-			span.End()
-		}
-		_ = shutdown(context.Background())
-		mu.Lock()
 		if len(logged) == 0 {
 			t.Error("the export was not logged")
 		}
@@ -452,7 +443,6 @@ func TestPlainTextToTLSWithABody(t *testing.T) {
 				t.Errorf("logged %q, want the hint that the endpoint expects TLS", l)
 			}
 		}
-		mu.Unlock()
 	}
 }
 
@@ -579,6 +569,16 @@ func TestMismatchErrors(t *testing.T) {
 // logged by the time its shutdown returned.
 func exportOne(t *testing.T) []string {
 	t.Helper()
+	return export(t, func(tp trace.TracerProvider) {
+		_, span := tp.Tracer("test").Start(context.Background(), "generation")
+		span.End()
+	})
+}
+
+// export records spans with record on Tracing's provider as the environment configures it, shuts
+// it down, and returns what Tracing logged by then.
+func export(t *testing.T, record func(trace.TracerProvider)) []string {
+	t.Helper()
 	var mu sync.Mutex
 	var logged []string
 	tp, shutdown, _, err := Tracing(context.Background(), "svc", func(format string, args ...any) {
@@ -589,8 +589,7 @@ func exportOne(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, span := tp.Tracer("test").Start(context.Background(), "generation")
-	span.End()
+	record(tp)
 	_ = shutdown(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
