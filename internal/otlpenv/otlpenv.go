@@ -119,9 +119,9 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 
 // mismatch is a hint for an export error that comes of speaking to a receiver in a way it does not
 // speak: one OTLP protocol to the other's port, or with TLS to a port without it, or the other way
-// round; or of speaking to a port where nothing listens. The errors name neither the ports nor the variables, and some do not name TLS; the
-// defaults, 4317 for gRPC and 4318 for HTTP, and TLS for an endpoint without a scheme over gRPC,
-// make the mistakes easy to make.
+// round; or of speaking to a port where nothing listens. The errors name neither the ports nor the
+// variables, and some do not name TLS; the defaults, 4317 for gRPC and 4318 for HTTP, and TLS for
+// an endpoint without a scheme over gRPC, make the mistakes easy to make.
 //
 // A gRPC server sends its SETTINGS frame as soon as it accepts, so OTLP/HTTP meets it in one of two
 // ways, depending on which goes first over the wire: after the request is written, as a "malformed
@@ -140,7 +140,8 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 // A TLS server that reads plain text answers "Client sent an HTTP request to an HTTPS server" and
 // closes; when the client was still sending a body (a batch of spans), closing with it unread
 // resets the connection, and the client meets the reset (or, still writing, a broken pipe, or its
-// own connection already closed) instead of the answer. plain says the export went in plain text, where a reset is most likely that.
+// own connection already closed) instead of the answer. plain says the export went in plain text,
+// where a reset most likely means that.
 func mismatch(err error, proto string, plain bool) string {
 	msg := err.Error()
 	has := func(s string) bool { return strings.Contains(msg, s) }
