@@ -120,6 +120,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 func run(o options, out, progress io.Writer) error {
 	base := os.Getenv(demo.OpenAI.URLVar)
 	maxBatch := 0
+	server := "the server at " + base // what the report says was loaded
 	if base == "" {
 		cfg := engine.DefaultConfig()
 		cfg.MaxBatch, cfg.PrefillPerTok, cfg.Seed = o.maxBatch, o.prefill, o.seed
@@ -129,6 +130,8 @@ func run(o options, out, progress io.Writer) error {
 		}
 		defer stop()
 		base, maxBatch = u+demo.OpenAI.Root, cfg.MaxBatch
+		server = fmt.Sprintf("fakellm, the simulated server, inside the load test (max batch %d, steps of %s + %s a sequence, prefill %s a prompt token, seed %d)",
+			cfg.MaxBatch, view.Duration(cfg.StepBase.Seconds()), view.Duration(cfg.StepPerSeq.Seconds()), view.Duration(cfg.PrefillPerTok.Seconds()), cfg.Seed)
 		fmt.Fprintf(out, "fakellm inside the load test at %s: max batch %d, steps of %s + %s a sequence, prefill %s a prompt token\n",
 			base, cfg.MaxBatch, view.Duration(cfg.StepBase.Seconds()), view.Duration(cfg.StepPerSeq.Seconds()), view.Duration(cfg.PrefillPerTok.Seconds()))
 	} else {
@@ -245,7 +248,7 @@ func run(o options, out, progress io.Writer) error {
 	fmt.Fprintln(out)
 	printLevels(out, levels)
 	data := reportData{Levels: levels, Stall: o.stall.Seconds(), MaxBatch: maxBatch,
-		Config: fmt.Sprintf("%s, each starting generations for %s, against %s, model %s, %s", view.Count(len(o.levels), "level"), tickDuration(o.duration.Seconds()), base, o.model, began.Format(time.RFC3339))}
+		Config: fmt.Sprintf("%s, each starting generations for %s, against %s, model %s, %s", view.Count(len(o.levels), "level"), tickDuration(o.duration.Seconds()), server, o.model, began.Format(time.RFC3339))}
 	collectTimelines(col, &data)
 	if o.report == "" {
 		return nil

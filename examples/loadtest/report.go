@@ -352,19 +352,17 @@ func writeReport(w io.Writer, d reportData) error {
 	ttft := durationHistogram("Time to first chunk (TTFT), every generation", "TTFT (log scale)", d.TTFTs, 10, false)
 	charts = append(charts, chart{ttft, nil, width, 3.5 * vg.Inch})
 
-	gaps := durationHistogram("Gaps between chunks, every gap", "gap (log scales)", d.Gaps, 20, true)
-	var gapLegend *plot.Legend
+	// The threshold line is named in the axis title: a legend beside this chart would take a third
+	// of its width from 20 bins a decade.
+	gaps := durationHistogram("Gaps between chunks, every gap", "gap (log scale); dashed: stall threshold ("+view.Duration(d.Stall)+")", d.Gaps, 20, true)
 	if len(d.Gaps) > 0 {
 		l, err := vline(gaps, d.Stall)
 		if err != nil {
 			return err
 		}
 		gaps.Add(l)
-		lg := plot.NewLegend()
-		lg.Add("stall threshold ("+view.Duration(d.Stall)+")", l)
-		gapLegend = &lg
 	}
-	charts = append(charts, chart{gaps, gapLegend, width, 3.5 * vg.Inch})
+	charts = append(charts, chart{gaps, nil, width, 3.5 * vg.Inch})
 
 	for _, c := range []struct {
 		title, what string
@@ -386,13 +384,17 @@ func writeReport(w io.Writer, d reportData) error {
 	}
 	charts = append(charts, chart{strip, legend, 2 * width, 3.5 * vg.Inch})
 
-	var svgs []template.HTML
+	type figure struct {
+		SVG  template.HTML
+		Wide bool // scrolls in a narrow window, where shrinking would make its labels unreadable
+	}
+	var figures []figure
 	for _, c := range charts {
 		s, err := render(c.p, c.legend, c.w, c.h)
 		if err != nil {
 			return err
 		}
-		svgs = append(svgs, s)
+		figures = append(figures, figure{s, c.w > width})
 	}
 	rows := make([][]string, len(d.Levels))
 	for i, l := range d.Levels {
@@ -402,21 +404,21 @@ func writeReport(w io.Writer, d reportData) error {
 		reportData
 		Columns []string
 		Rows    [][]string
-		Charts  []template.HTML
-	}{d, columns, rows, svgs})
+		Charts  []figure
+	}{d, columns, rows, figures})
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{"duration": view.Duration}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>otelitl load test report</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right;white-space:nowrap}th{white-space:normal}figure{display:inline-block;margin:1em 1em 0 0;max-width:100%}figure svg{max-width:100%;height:auto}dt{font-weight:bold;display:inline}dd{display:inline;margin:0 1.5em 0 .3em}</style>
+<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1300px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right;white-space:nowrap}th{white-space:normal}.scroll{overflow-x:auto;max-width:100%}figure{display:inline-block;margin:1em 1em 0 0;max-width:100%}figure svg{max-width:100%;height:auto}figure.wide{display:block}figure.wide svg{max-width:none;min-width:900px;width:100%}dt{font-weight:bold;display:inline}dd{display:inline;margin:0 1.5em 0 .3em}@media (max-width:900px){body{margin:1em}td,th{padding:4px 6px}}</style>
 </head><body>
 <h1>otelitl load test</h1>
 <p>{{.Config}}. The table comes from the itl_metrics connector's metrics; the charts from the generation spans' timelines.</p>
 <dl><dt>TTFT</dt><dd>time to first chunk: queueing and prefill</dd><dt>gap</dt><dd>time between two chunks (inter-token latency), one per gap</dd><dt>stalls</dt><dd>gaps above {{duration .Stall}}</dd></dl>
-<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+<div class="scroll"><table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{range $i, $c := .Charts}}<figure class="chart" id="chart-{{$i}}">{{$c}}</figure>
+{{end}}</table></div>
+{{range $i, $c := .Charts}}{{if $c.Wide}}<div class="scroll"><figure class="chart wide" id="chart-{{$i}}">{{$c.SVG}}</figure></div>{{else}}<figure class="chart" id="chart-{{$i}}">{{$c.SVG}}</figure>{{end}}
 {{end}}
 </body></html>
 `))
