@@ -62,6 +62,17 @@ var (
 	width = 6.5 * vg.Inch
 )
 
+func init() {
+	// The page is set in a sans-serif face, and so are its charts. Liberation Sans has Arial's
+	// metrics, so the labels gonum places for it sit where they belong in the faces a browser
+	// falls back to (sansFamily).
+	plot.DefaultFont.Variant = "Sans"
+}
+
+// sansFamily is the font-family the charts' text asks for: gonum names only its own face, which a
+// browser without it replaced by its default, a serif.
+var sansFamily = []byte("font-family:Liberation Sans,Arimo,Arial,Helvetica,sans-serif")
+
 // render draws p as inline SVG; legend, when it has entries, goes in a margin right of the plot,
 // where it covers no data.
 func render(p *plot.Plot, legend *plot.Legend, w, h vg.Length) (template.HTML, error) {
@@ -84,6 +95,7 @@ func render(p *plot.Plot, legend *plot.Legend, w, h vg.Length) (template.HTML, e
 	if i := bytes.Index(out, []byte("<svg")); i > 0 {
 		out = out[i:] // drop the XML prolog: the SVG goes inline in the page
 	}
+	out = bytes.ReplaceAll(out, []byte("font-family:Liberation Sans"), sansFamily)
 	return template.HTML(out), nil //nolint:gosec // drawn by gonum/plot from numbers
 }
 
