@@ -130,10 +130,10 @@ func run(o options, out, progress io.Writer) error {
 		}
 		defer stop()
 		base, maxBatch = u+demo.OpenAI.Root, cfg.MaxBatch
-		server = fmt.Sprintf("fakellm, the simulated server, inside the load test (max batch %d, steps of %s + %s a sequence, prefill %s a prompt token, seed %d)",
-			cfg.MaxBatch, view.Duration(cfg.StepBase.Seconds()), view.Duration(cfg.StepPerSeq.Seconds()), view.Duration(cfg.PrefillPerTok.Seconds()), cfg.Seed)
-		fmt.Fprintf(out, "fakellm inside the load test at %s: max batch %d, steps of %s + %s a sequence, prefill %s a prompt token\n",
-			base, cfg.MaxBatch, view.Duration(cfg.StepBase.Seconds()), view.Duration(cfg.StepPerSeq.Seconds()), view.Duration(cfg.PrefillPerTok.Seconds()))
+		settings := fmt.Sprintf("max batch %d, steps of %s + %s a sequence, prefill %s a prompt token",
+			cfg.MaxBatch, view.Duration(cfg.StepBase.Seconds()), view.Duration(cfg.StepPerSeq.Seconds()), view.Duration(cfg.PrefillPerTok.Seconds()))
+		server = fmt.Sprintf("fakellm, the simulated server, inside the load test (%s, seed %d)", settings, cfg.Seed)
+		fmt.Fprintf(out, "fakellm inside the load test at %s: %s\n", base, settings)
 	} else {
 		fmt.Fprintf(out, "%s=%s: loading that server with model %s\n", demo.OpenAI.URLVar, base, o.model)
 	}
