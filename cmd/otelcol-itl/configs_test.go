@@ -34,7 +34,6 @@ var (
 	envDefault  = regexp.MustCompile(`\$\{env:([A-Za-z0-9_]+):-([^}]*)\}`)
 	envRequired = regexp.MustCompile(`\$\{env:([A-Za-z0-9_]+):\?[^}]*\}`)
 	envAny      = regexp.MustCompile(`\$\{env:([A-Za-z0-9_]+)((?::[-?])[^}]*)?\}`)
-	secretName  = regexp.MustCompile(`TOKEN|SECRET|PASSWORD|API_KEY|_KEY$|BASIC_AUTH|LICENSE`)
 )
 
 type shipped struct {

@@ -8,8 +8,9 @@
 // Its "env" configuration provider (package github.com/otelitl/itl/collector/requiredenvprovider) adds ${env:NAME:?message} to the
 // collector's ${env:NAME} and ${env:NAME:-default}: the shipped configs use it for every secret and
 // endpoint they cannot run without, so that the collector refuses to start, naming the variable,
-// rather than send an empty token. It also refuses an OTLP/HTTP exporter whose endpoint already
-// ends in /v1/traces or /v1/metrics, to which the exporter would append them again (baseEndpoints).
+// rather than send an empty token. An error about a value a variable set names the variable too
+// (envSources). It also refuses an OTLP/HTTP exporter whose endpoint already ends in /v1/traces
+// or /v1/metrics, to which the exporter would append them again (baseEndpoints).
 package main
 
 import (
@@ -33,6 +34,14 @@ const Version = "0.1.0"
 
 // Settings returns the collector settings of the distribution.
 func Settings() otelcol.CollectorSettings {
+	set, _ := settings()
+	return set
+}
+
+// settings returns the collector settings and what their document providers note of the
+// variables each key is set from, for the errors main prints.
+func settings() (otelcol.CollectorSettings, *envSources) {
+	sources := &envSources{}
 	// The env provider with its converter: a config missing several required variables fails
 	// naming them all, not one a start.
 	env, missing := requiredenvprovider.NewFactories()
@@ -46,19 +55,19 @@ func Settings() otelcol.CollectorSettings {
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{
 			ResolverSettings: confmap.ResolverSettings{
 				ProviderFactories: []confmap.ProviderFactory{
-					fileprovider.NewFactory(),
+					sources.wrap(fileprovider.NewFactory()),
 					env, // the "env" scheme, with ${env:NAME:?message}
-					yamlprovider.NewFactory(),
+					sources.wrap(yamlprovider.NewFactory()),
 				},
 				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints()},
 				DefaultScheme:      "env",
 			},
 		},
-	}
+	}, sources
 }
 
 func main() {
-	set := Settings()
+	set, sources := settings()
 	if isValidate(os.Args[1:]) {
 		set.LoggingOptions = append(set.LoggingOptions, validateLog(os.Stderr))
 	}
@@ -67,6 +76,9 @@ func main() {
 	cmd.SilenceErrors = true
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
+		if hint := sources.explain(err); hint != "" {
+			fmt.Fprintln(os.Stderr, hint)
+		}
 		os.Exit(1)
 	}
 }

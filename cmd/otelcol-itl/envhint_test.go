@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+	"go.uber.org/zap"
+)
+
+// A setting an operator gets wrong through a variable is explained by the variable, where the
+// collector names only the key: ITL_FLUSH_INTERVAL=15 with the shipped prometheus.yaml.
+func TestConfigErrorNamesTheVariable(t *testing.T) {
+	out, code := otelcolItl(t, []string{"ITL_FLUSH_INTERVAL=15"},
+		"validate", "--config", filepath.Join("..", "..", "exporter-config", "prometheus.yaml"))
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{
+		"metrics_flush_interval: 15 has no unit",
+		`connectors::itl_metrics::metrics_flush_interval is "${env:ITL_FLUSH_INTERVAL:-15s}" in ../../exporter-config/prometheus.yaml: ITL_FLUSH_INTERVAL="15"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n  "); n != 1 {
+		t.Errorf("%d keys explained, want 1 (no other key is in the error):\n%s", n, out)
+	}
+}
+
+// An address taken by another process is traced to the default that chose it, and the variable
+// that changes it: the collector's error prints only the address.
+func TestBindErrorNamesTheVariable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
+receivers: {otlp: {protocols: {grpc: {endpoint: "127.0.0.1:0"}}}}
+exporters: {debug: {}}
+extensions: {health_check: {endpoint: "${env:ITL_TEST_HEALTH_ENDPOINT:-%s}"}}
+service:
+  extensions: [health_check]
+  telemetry: {metrics: {level: none}}
+  pipelines: {traces: {receivers: [otlp], exporters: [debug]}}
+`, l.Addr())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := otelcolItl(t, nil, "--config", cfg)
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s", code, out)
+	}
+	want := fmt.Sprintf(`extensions::health_check::endpoint is "${env:ITL_TEST_HEALTH_ENDPOINT:-%s}" in %s: ITL_TEST_HEALTH_ENDPOINT is unset, so its default %q applies`, l.Addr(), cfg, l.Addr().String())
+	if !strings.Contains(out, "address already in use") || !strings.Contains(out, want) {
+		t.Errorf("the output lacks the bind error or %q:\n%s", want, out)
+	}
+}
+
+// noted returns the sources the wrapped yaml provider notes of doc.
+func noted(t *testing.T, doc string) *envSources {
+	t.Helper()
+	s := &envSources{}
+	p := s.wrap(yamlprovider.NewFactory()).Create(confmap.ProviderSettings{Logger: zap.NewNop()})
+	if _, err := p.Retrieve(context.Background(), "yaml:"+doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestExplain(t *testing.T) {
+	t.Setenv("ITL_TEST_TOKEN", "s3cr3t-value")
+	t.Setenv("ITL_TEST_HOST", "127.0.0.1")
+	t.Setenv("ITL_TEST_PORT", "abc")
+	t.Setenv("ITL_TEST_EMPTY", " ")
+	s := noted(t, `{
+exporters: {otlp_grpc: {headers: {authorization: "Bearer ${env:ITL_TEST_TOKEN}"}, endpoint: "${ITL_TEST_HOST}:${env:ITL_TEST_PORT}"}},
+receivers: {otlp: {protocols: {grpc: {endpoint: "${env:ITL_TEST_EMPTY:-127.0.0.1:4317}"}, http: {endpoint: "$${env:ITL_TEST_ESCAPED}"}}}},
+processors: {itl: {stall_threshold: "${env:ITL_TEST_UNSET}"}}}`)
+	for _, c := range []struct {
+		name, err string
+		want      []string // lines of the explanation; none: no explanation
+	}{
+		{"a secret's value is not shown", `'exporters' error reading configuration for "otlp_grpc": 'headers.authorization' is wrong`,
+			[]string{`exporters::otlp_grpc::headers::authorization is "Bearer ${env:ITL_TEST_TOKEN}" in the yaml: configuration given on the command line:`, `ITL_TEST_TOKEN is set (its value is not shown)`}},
+		{"two variables in one value, the one without a scheme too", `exporters::otlp_grpc: endpoint: port "abc" is not a number`,
+			[]string{`exporters::otlp_grpc::endpoint is "${ITL_TEST_HOST}:${env:ITL_TEST_PORT}"`, `ITL_TEST_HOST="127.0.0.1"; ITL_TEST_PORT="abc"`}},
+		{"an empty variable's default, found by value", "listen tcp 127.0.0.1:4317: bind: address already in use",
+			[]string{`receivers::otlp::protocols::grpc::endpoint`, `ITL_TEST_EMPTY is empty, so its default "127.0.0.1:4317" applies`}},
+		{"an unset variable without a default", "processors::itl: stall_threshold: must be positive",
+			[]string{`processors::itl::stall_threshold is "${env:ITL_TEST_UNSET}"`, "ITL_TEST_UNSET is unset"}},
+		{"a value inside a longer one is not it", "listen tcp 127.0.0.1:43170: bind: address already in use", nil},
+		{"the key under another component is not it", `'exporters' error reading configuration for "debug": 'endpoint' is wrong`, nil},
+		{"an error naming the variable already", "environment variable ITL_TEST_UNSET is unset: processors::itl: stall_threshold", nil},
+		{"an escaped reference is text, and the grpc endpoint not the http one", `receivers::otlp: protocols: http: endpoint: bad`, nil},
+		{"the grpc endpoint named by its path", `receivers::otlp: protocols: grpc: endpoint: bad`,
+			[]string{`receivers::otlp::protocols::grpc::endpoint`}},
+		{"a secret's value is never matched", "bad token s3cr3t-value", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := s.explain(errors.New(c.err))
+			if len(c.want) == 0 {
+				if got != "" {
+					t.Errorf("explanation %q, want none", got)
+				}
+				return
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("explanation lacks %q:\n%s", w, got)
+				}
+			}
+			if strings.Contains(got, "s3cr3t") {
+				t.Errorf("the explanation shows a secret:\n%s", got)
+			}
+			if n := strings.Count(got, "\n  "); n != 1 {
+				t.Errorf("%d keys explained, want 1:\n%s", n, got)
+			}
+		})
+	}
+}
