@@ -136,7 +136,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	meter := set.TelemetrySettings.MeterProvider.Meter(ScopeName)
 	var err error
 	if c.malformed, err = meter.Int64Counter("otelcol_connector_itl_metrics_spans_malformed",
-		metric.WithDescription("Model calls whose spans hold a malformed value (a timeline, a time to first chunk, a token count, a start or end): no figure is derived from that value. The reason attribute says which rule the value broke."),
+		metric.WithDescription("Model calls whose spans hold a malformed value (a timeline, a time to first chunk, a token count, a start or end): no figure is derived from that value. The reason attribute says which rule the value broke; a span breaking two counts once under each."),
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}

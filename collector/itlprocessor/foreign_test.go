@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"math"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/collector/genaispan"
@@ -80,5 +82,32 @@ func TestTTFTNeverOverwritten(t *testing.T) {
 	}
 	if _, ok := out.Attributes().Get(string(itlconv.TTFTSourceKey)); ok {
 		t.Errorf("%s written on a span whose time to first chunk the processor did not write", itlconv.TTFTSourceKey)
+	}
+}
+
+// TestFiguresFollowTheTimeline: the figures the processor computes from a timeline replace any the
+// span already holds (a client's with another stall threshold, an earlier collector's, a forged
+// otelitl.stalls), while the time to first chunk and the chunk count, which the client measured,
+// stay (TestTTFTNeverOverwritten; a chunk count that differs from the timeline's makes it
+// incomplete, and the figures that need a complete one are then not written).
+func TestFiguresFollowTheTimeline(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.StallThreshold = 250 * time.Millisecond }, nil)
+	want := h.run(t, goldenCase(t, "stalls")).Attributes()
+
+	td := goldenCase(t, "stalls")
+	a := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	a.PutInt(string(itlconv.StallsKey), 99)
+	a.PutDouble(string(itlconv.GapP50Key), 123)
+	a.PutDouble(string(itlconv.TPOTKey), 7)
+	got := h.run(t, td).Attributes()
+	for _, k := range []attribute.Key{itlconv.StallsKey, itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.TPOTKey} {
+		w, _ := want.Get(string(k))
+		g, ok := got.Get(string(k))
+		if !ok || g.AsString() != w.AsString() {
+			t.Errorf("%s = %s, want the timeline's %s", k, describe(g, ok), w.AsString())
+		}
+	}
+	if want.Len() != got.Len() {
+		t.Errorf("%d attributes, want %d: a figure written twice", got.Len(), want.Len())
 	}
 }

@@ -39,7 +39,7 @@ func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error)
 		return nil, err
 	}
 	if p.malformed, err = meter.Int64Counter("otelcol_processor_itl_spans_malformed",
-		metric.WithDescription("Model calls whose spans hold a malformed value (a timeline, a time to first chunk, a token count, a start or end); they pass through untouched. The reason attribute says which rule the value broke."),
+		metric.WithDescription("Model calls whose spans hold a malformed value (a timeline, a time to first chunk, a token count, a start or end); they pass through untouched. The reason attribute says which rule the value broke; a span breaking two counts once under each."),
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}

@@ -1,5 +1,6 @@
 // Package doccheck keeps the components' READMEs true: every configuration key of a component's
-// Config, and every word a test names (metric names, reasons), must appear in its README.
+// Config, every instrument of its own telemetry, and every word a test names (metric names,
+// reasons), must appear in its README.
 package doccheck
 
 import (
@@ -7,6 +8,10 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 )
 
 // Keys returns every configuration key of cfg (a struct or a pointer to one) as the collector
@@ -58,4 +63,63 @@ func Missing(path string, words []string) ([]string, error) {
 		}
 	}
 	return missing, nil
+}
+
+// Instruments records the name of every instrument a component creates from its MeterProvider,
+// so that a test can hold its README to its own telemetry.
+type Instruments struct {
+	noop.MeterProvider
+	mu    sync.Mutex
+	names []string
+}
+
+// Meter returns a meter that records the names of the instruments created from it.
+func (in *Instruments) Meter(string, ...metric.MeterOption) metric.Meter { return meter{in: in} }
+
+// Names returns the names recorded, in the order created.
+func (in *Instruments) Names() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]string(nil), in.names...)
+}
+
+func (in *Instruments) add(name string) {
+	in.mu.Lock()
+	in.names = append(in.names, name)
+	in.mu.Unlock()
+}
+
+type meter struct {
+	noop.Meter
+	in *Instruments
+}
+
+func (m meter) Int64Counter(name string, o ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	m.in.add(name)
+	return m.Meter.Int64Counter(name, o...)
+}
+
+func (m meter) Int64UpDownCounter(name string, o ...metric.Int64UpDownCounterOption) (metric.Int64UpDownCounter, error) {
+	m.in.add(name)
+	return m.Meter.Int64UpDownCounter(name, o...)
+}
+
+func (m meter) Int64Gauge(name string, o ...metric.Int64GaugeOption) (metric.Int64Gauge, error) {
+	m.in.add(name)
+	return m.Meter.Int64Gauge(name, o...)
+}
+
+func (m meter) Int64Histogram(name string, o ...metric.Int64HistogramOption) (metric.Int64Histogram, error) {
+	m.in.add(name)
+	return m.Meter.Int64Histogram(name, o...)
+}
+
+func (m meter) Float64Counter(name string, o ...metric.Float64CounterOption) (metric.Float64Counter, error) {
+	m.in.add(name)
+	return m.Meter.Float64Counter(name, o...)
+}
+
+func (m meter) Float64Histogram(name string, o ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	m.in.add(name)
+	return m.Meter.Float64Histogram(name, o...)
 }
