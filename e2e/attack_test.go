@@ -158,6 +158,17 @@ func probeAuth(t *testing.T, s shippedSetup) {
 			t.Errorf("OTLP/HTTP in plain text was accepted")
 		}
 	}
+	// The refusal is logged as one line, not with a stack trace (five lines a connection).
+	var log []byte
+	const refused = "client sent an HTTP request to an HTTPS server"
+	if !waitFor(10*time.Second, func() bool {
+		log, _ = os.ReadFile(s.proc.log)
+		return bytes.Contains(log, []byte(refused))
+	}) {
+		t.Errorf("the plain-text request's refusal is not in the collector's log:\n%s", tail(log, 2000))
+	} else if _, after, _ := bytes.Cut(log[bytes.Index(log, []byte(refused)):], []byte("\n")); bytes.HasPrefix(after, []byte("net/http.")) {
+		t.Errorf("the plain-text request's refusal is logged with a stack trace:\n%s", firstLines(after, 4))
+	}
 	conn2, _ := grpc.NewClient(s.ports.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	defer conn2.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -336,6 +347,12 @@ func probeDebugLog(t *testing.T, s shippedSetup) {
 		return
 	}
 	t.Logf("debug log: %s", firstLine(log, "gen_ai.client.operation.time_to_first_chunk{"))
+}
+
+// firstLines returns the first n lines of b.
+func firstLines(b []byte, n int) string {
+	lines := strings.SplitN(string(b), "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
 
 func firstLine(b []byte, sub string) string {
