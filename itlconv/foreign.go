@@ -23,6 +23,18 @@ const (
 	ServerTimePerOutputTokenKey = "gen_ai.server.time_per_output_token"
 )
 
+// Flags that say a request was not streamed, false on a span whose call returned whole. OpenLIT
+// then writes the whole request's duration as gen_ai.server.time_to_first_token (py,
+// process_chat_response; gen_ai.request.is_stream before gen_ai.request.stream); OpenLLMetry
+// writes gen_ai.is_streaming and llm.is_streaming. A span so flagged has no time to first chunk but
+// from a timeline: a reply that arrived whole has no first chunk to wait for.
+const (
+	RequestStreamKey   = "gen_ai.request.stream" // the semantic conventions' name
+	RequestIsStreamKey = "gen_ai.request.is_stream"
+	IsStreamingKey     = "gen_ai.is_streaming"
+	LLMIsStreamingKey  = "llm.is_streaming"
+)
+
 // Deprecated semantic-convention names still written: gen_ai.system (replaced by
 // gen_ai.provider.name in v1.37.0; OpenLLMetry <= 0.54, OpenLIT < py-1.36.9, the Vercel AI SDK's
 // legacy telemetry, Pydantic AI beside the new name), and the usage names before

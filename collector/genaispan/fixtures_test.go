@@ -10,6 +10,7 @@ import (
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // captureSlack is how far a time to first chunk read from a captured span may sit from the
@@ -131,5 +132,53 @@ func TestWritten(t *testing.T) {
 				t.Errorf("malformed: %v", got.malformed)
 			}
 		})
+	}
+}
+
+// TestNotStreamed: a call that says it was not streamed has no time to first chunk but from a
+// timeline. OpenLIT Python writes a non-streamed call's whole duration as
+// gen_ai.server.time_to_first_token (docs/sources.md); read as a TTFT, every such call inflated the
+// TTFT histogram by its duration. The call still counts, with its duration.
+func TestNotStreamed(t *testing.T) {
+	var openlit ptrace.Traces
+	for _, wc := range golden.LoadWritten(t) {
+		if wc.Name == "openlit-python" {
+			openlit = wc.Traces
+		}
+	}
+	if openlit.ResourceSpans().Len() == 0 {
+		t.Fatal("no openlit-python fixture in testdata/written")
+	}
+	for _, key := range []string{itlconv.RequestStreamKey, itlconv.RequestIsStreamKey, itlconv.IsStreamingKey, itlconv.LLMIsStreamingKey} {
+		for _, streamed := range []bool{false, true} {
+			td := ptrace.NewTraces()
+			openlit.CopyTo(td)
+			pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+				a := span.Attributes()
+				if _, ok := a.Get(itlconv.ServerTimeToFirstTokenKey); ok {
+					a.Remove(itlconv.RequestStreamKey)
+					a.PutBool(key, streamed)
+					// What OpenLIT writes on a call that returned whole: its duration.
+					a.PutDouble(itlconv.ServerTimeToFirstTokenKey, float64(span.EndTimestamp()-span.StartTimestamp())/1e9)
+				}
+			})
+			got := read(td)
+			if got.calls != 1 || len(got.durations) != 1 || len(got.malformed) > 0 {
+				t.Errorf("%s=%v: %d model calls, %d durations, malformed %v; want 1, 1, none", key, streamed, got.calls, len(got.durations), got.malformed)
+			}
+			if streamed != (len(got.ttfts) == 1) {
+				t.Errorf("%s=%v: time to first chunk %v", key, streamed, got.ttfts)
+			}
+		}
+	}
+
+	// A timeline shows a stream whatever a flag says: its first arrival is the time to first chunk.
+	td, err := golden.ReadTraces(golden.Dir() + "/cases/events-basic.otlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) { span.Attributes().PutBool(itlconv.RequestStreamKey, false) })
+	if got := read(td); len(got.ttfts) != 1 {
+		t.Errorf("a timeline flagged not streamed: time to first chunk %v, want its first arrival", got.ttfts)
 	}
 }

@@ -48,6 +48,10 @@ const (
 	fOpenLLMetryType
 	fUsageCompletion
 	fUsagePrompt
+	fStream
+	fIsStream
+	fIsStreaming
+	fLLMIsStreaming
 	// Not read by the reader itself: the itl_metrics connector's default dimensions that a span
 	// carries (service.name only when an instrumentation puts it on the span), which it then
 	// takes from Decoder.Attr instead of searching the attributes for them again.
@@ -149,6 +153,10 @@ var keyOf = [numFields]string{
 	fOpenLLMetryType:  itlconv.OpenLLMetryTypeKey,
 	fUsageCompletion:  itlconv.UsageCompletionKey,
 	fUsagePrompt:      itlconv.UsagePromptKey,
+	fStream:           itlconv.RequestStreamKey,
+	fIsStream:         itlconv.RequestIsStreamKey,
+	fIsStreaming:      itlconv.IsStreamingKey,
+	fLLMIsStreaming:   itlconv.LLMIsStreamingKey,
 	fServerAddress:    string(semconv.ServerAddressKey),
 	fServiceName:      string(semconv.ServiceNameKey),
 }

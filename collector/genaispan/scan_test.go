@@ -16,7 +16,7 @@ func TestKeyOf(t *testing.T) {
 			t.Errorf("fieldOf(%q) = %d, want %d (two fields share the key?)", k, got, f)
 		}
 	}
-	for _, k := range []string{"", "http.route", "gen_ai", "gen_ai.operation.nam", "gen_ai.request.stream",
+	for _, k := range []string{"", "http.route", "gen_ai", "gen_ai.operation.nam", "gen_ai.request.streaM",
 		"gen_ai.operation.namE", "gen_ai.request.modeL", "x", strings.Repeat("gen_ai.", 20)} {
 		if got := fieldOf(k); got != numFields {
 			t.Errorf("fieldOf(%q) = %d, want none", k, got)
