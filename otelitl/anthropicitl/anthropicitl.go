@@ -150,6 +150,12 @@ func (u usage) record(g *otelitl.Generation) {
 	g.SetUsage(in, out)
 }
 
+func (u usage) recordInput(g *otelitl.Generation) {
+	if u.InputTokens != nil {
+		g.SetUsage(*u.InputTokens, -1)
+	}
+}
+
 var dataPrefix = []byte("data:")
 
 // feed takes the bytes just read and handles every line they complete.
@@ -190,7 +196,9 @@ func (o *observer) line(line []byte) {
 	case "message_start":
 		g.SetResponseID(ev.Message.ID)
 		g.SetResponseModel(ev.Message.Model)
-		ev.Message.Usage.record(g)
+		// Input tokens only: message_start's output count is a placeholder (1) until message_delta
+		// gives the real one, and a stream that fails or is closed before then would keep it.
+		ev.Message.Usage.recordInput(g)
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
 			g.AddFinishReason(ev.Delta.StopReason)

@@ -52,8 +52,8 @@
 // gen_ai.request.model from the request body's "model" (or the Gemini URL), gen_ai.request.stream,
 // server.address and server.port from the URL, http.response.status_code, gen_ai.response.model,
 // gen_ai.response.id, gen_ai.response.finish_reasons, and token usage from the stream's usage event
-// (the OpenAI usage chunk, Responses' response.completed, Anthropic's message_start and
-// message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
+// (the OpenAI usage chunk, Responses' response.completed, Anthropic's message_start for the input
+// tokens and message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
 // prompt_eval_count and eval_count). Prompt and completion text never reach the span. A response
 // that is not streamed gets a span with its duration and usage and no chunks. A redirect (3xx)
 // that the client follows gets a span of its own, with its http.response.status_code and no

@@ -764,7 +764,11 @@ func (o *observer) anthropic() uint8 {
 	case "message_start":
 		o.setIDValue(msgID)
 		o.setModelValue(msgModel)
-		o.anthropicUsage(&msgUsage)
+		// Input tokens only: message_start's output count is a placeholder (1) until message_delta
+		// gives the real one, and a stream that fails or is closed before then would keep it.
+		if msgUsage.set {
+			o.g.SetUsage(msgUsage.in.or(), -1)
+		}
 	case "message_delta":
 		if !deltaStop.empty() {
 			o.addReason(deltaStop, false)

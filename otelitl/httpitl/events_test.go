@@ -361,3 +361,27 @@ func TestScanAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicPlaceholderOutput: message_start's output_tokens (1) is a placeholder that
+// message_delta replaces; a stream that stops before message_delta keeps message_start's input
+// tokens and no output count, both ways of reading.
+func TestAnthropicPlaceholderOutput(t *testing.T) {
+	start := []byte(`{"type":"message_start","message":{"id":"m","model":"c","usage":{"input_tokens":25,"output_tokens":1}}}`)
+	text := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}`)
+	end := []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}`)
+	for _, c := range []struct {
+		name    string
+		events  [][]byte
+		in, out int
+	}{
+		{"cut before message_delta", [][]byte{start, text, text}, 25, -1},
+		{"whole", [][]byte{start, text, text, end}, 25, 15},
+	} {
+		scan, ref, _ := readBoth(protoAnthropic, true, c.events...)
+		for _, o := range []outcome{scan, ref} {
+			if o.rec.in != c.in || o.rec.out != c.out {
+				t.Errorf("%s: usage %d/%d, want %d/%d", c.name, o.rec.in, o.rec.out, c.in, c.out)
+			}
+		}
+	}
+}

@@ -50,7 +50,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, g := h.cfg.in.Start(ctx, otelitl.Request{
 		Operation: c.operation, Provider: c.provider, Model: c.model,
 		ServerAddress: addr, ServerPort: port, StartTime: start,
-		Attributes: streamAttr(c), Kind: trace.SpanKindServer,
+		NonStreaming: !c.stream, Kind: trace.SpanKindServer,
 	})
 	if !g.IsRecording() {
 		h.next.ServeHTTP(w, r.WithContext(ctx))

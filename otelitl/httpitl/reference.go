@@ -334,7 +334,9 @@ func (o *observer) refAnthropic(data []byte) {
 		if ev.Message.Model != "" {
 			o.setModel(ev.Message.Model)
 		}
-		o.refAnthropicUsage(ev.Message.Usage)
+		if u := ev.Message.Usage; u != nil { // input tokens only: the output count is a placeholder
+			o.g.SetUsage(u.InputTokens.or(), -1)
+		}
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
 			o.g.AddFinishReason(ev.Delta.StopReason)

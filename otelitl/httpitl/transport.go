@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -59,7 +58,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, g := t.cfg.in.Start(req.Context(), otelitl.Request{
 		Operation: c.operation, Provider: c.provider, Model: c.model,
 		ServerAddress: addr, ServerPort: port, StartTime: start,
-		Attributes: streamAttr(c),
+		NonStreaming: !c.stream,
 	})
 	// The server's spans are the generation's children: its context goes in the headers, of a
 	// copy, since a RoundTripper must not change the caller's request. A span that does not
@@ -85,10 +84,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return res, nil
 	}
 	fr := framingOf(res.Header.Get("Content-Type"), c)
+	// A request that asked for a stream keeps gen_ai.request.stream=true when the answer comes
+	// whole: the attribute says what the request asked.
 	streaming := fr != framingJSON || (c.proto == protoGemini && c.stream)
-	if !streaming && c.stream {
-		span.SetAttributes(semconv.GenAIRequestStream(false))
-	}
 	o := newObserver(c, g, fr, streaming, t.cfg.maxEventBytes)
 	if ce := res.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
 		// A body the caller asked compressed cannot be read as it passes: its span gets the
@@ -112,14 +110,6 @@ func applyFields(c *call, f requestFields) {
 	if c.proto != protoGemini && f.hasStream {
 		c.stream = f.stream
 	}
-}
-
-func streamAttr(c call) []attribute.KeyValue {
-	if c.stream {
-		return nil
-	}
-	// otelitl.Start records gen_ai.request.stream=true; a later value of the key replaces it.
-	return []attribute.KeyValue{semconv.GenAIRequestStream(false)}
 }
 
 // statusError ends a generation answered with an HTTP error status; its error.type is the code.

@@ -126,6 +126,7 @@ func TestCloseEarly(t *testing.T) {
 	if got := a[itlconv.ChunkCountKey].AsInt64(); got < 1 {
 		t.Errorf("chunk.count %d, want the thinking chunk at least", got)
 	}
+	checkPlaceholderUsage(t, a)
 }
 
 func TestAPIError(t *testing.T) {
@@ -161,6 +162,20 @@ func TestErrorEventMidStream(t *testing.T) {
 	}
 	if got := a[itlconv.ChunkCountKey].AsInt64(); got != 2 {
 		t.Errorf("chunk.count %d, want 2 (thinking and one text delta)", got)
+	}
+	checkPlaceholderUsage(t, a)
+}
+
+// checkPlaceholderUsage: a stream that ended before message_delta keeps message_start's input
+// tokens and records no output count: message_start's output_tokens (1) is a placeholder, which
+// gen_ai.usage.output_tokens would give as the provider's count for a reply of several chunks.
+func checkPlaceholderUsage(t *testing.T, a map[attribute.Key]attribute.Value) {
+	t.Helper()
+	if got := a["gen_ai.usage.input_tokens"].AsInt64(); got != 25 {
+		t.Errorf("gen_ai.usage.input_tokens %d, want message_start's 25", got)
+	}
+	if v, ok := a["gen_ai.usage.output_tokens"]; ok {
+		t.Errorf("gen_ai.usage.output_tokens %d, want none: message_start's is a placeholder", v.AsInt64())
 	}
 }
 
