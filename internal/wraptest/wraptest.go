@@ -123,6 +123,25 @@ func Tracing(t testing.TB, opts ...otelitl.Option) (*otelitl.Instrumentation, *t
 	return otelitl.New(append([]otelitl.Option{otelitl.WithTracerProvider(tp)}, opts...)...), exp
 }
 
+// CheckCancelAbandoned checks what an application that cancels its call's context and stops
+// reading, closing nothing, leaves: one span, ended within a second of cancel with error.type
+// "cancelled".
+func CheckCancelAbandoned(t testing.TB, exp *tracetest.InMemoryExporter, cancel context.CancelFunc) {
+	t.Helper()
+	cancel()
+	deadline := time.Now().Add(time.Second)
+	for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(exp.GetSpans()) == 0 {
+		t.Fatalf("no span a second after the context was cancelled: the generation never ended")
+	}
+	_, a := OneSpan(t, exp)
+	if got := a["error.type"].AsString(); got != itlconv.ErrorTypeCancelled {
+		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeCancelled)
+	}
+}
+
 // OneSpan returns the only span exported, failing the test otherwise, with its attributes by key.
 func OneSpan(t testing.TB, exp *tracetest.InMemoryExporter) (tracetest.SpanStub, map[attribute.Key]attribute.Value) {
 	t.Helper()

@@ -24,9 +24,10 @@
 //
 // Chunks are read off the response body as the SDK's decoder pulls it, so their times are the
 // arrivals the application sees. ping events, message_start, signature and citation deltas do not
-// count. The generation ends when the stream's body ends or fails, or when the stream is closed: a
-// stream closed before message_stop is recorded with error.type "cancelled", and one whose body
-// ended cleanly before message_stop with "incomplete_stream".
+// count. The generation ends when the stream's body ends or fails, when the stream is closed, or
+// when the call's context ends while the application no longer reads: a stream closed (or a
+// context cancelled) before message_stop is recorded with error.type "cancelled" ("timeout" for a
+// deadline), and one whose body ended cleanly before message_stop with "incomplete_stream".
 //
 // API errors carry their HTTP status code as error.type, and error events their error type (such as
 // "overloaded_error"). The span's status description is that error.type, never an error message,
@@ -82,7 +83,9 @@ func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthrop
 	stream := svc.NewStreaming(ctx, params, opts...)
 	if err := stream.Err(); err != nil {
 		g.End(streamErr(err))
+		return stream
 	}
+	obs.s.Watch(ctx)
 	return stream
 }
 

@@ -14,8 +14,9 @@
 //		...
 //	}
 //
-// The generation ends at io.EOF, at an error, or at Close; a stream closed before the reply
-// finished is recorded with error.type "cancelled". API errors carry their HTTP status code as
+// The generation ends at io.EOF, at an error, at Close, or when the call's context ends while the
+// application no longer reads; a stream closed (or a context cancelled) before the reply finished
+// is recorded with error.type "cancelled" ("timeout" for a deadline). API errors carry their HTTP status code as
 // error.type, and an error the server sends in the stream "stream_error". A stream that ends
 // (io.EOF) before any choice's finish_reason was cut off: its span ends with error.type
 // "incomplete_stream" (the SDK returns io.EOF alike for [DONE] and for the end of the body, so
@@ -80,7 +81,9 @@ func CreateChatCompletionStream(ctx context.Context, in *otelitl.Instrumentation
 		g.End(apiErr(err))
 		return nil, err
 	}
-	return &ChatCompletionStream{ChatCompletionStream: inner, s: wrap.Stream{G: g}}, nil
+	st := &ChatCompletionStream{ChatCompletionStream: inner, s: wrap.Stream{G: g}}
+	st.s.Watch(ctx)
+	return st, nil
 }
 
 // Recv returns the next response of the stream, recording it.

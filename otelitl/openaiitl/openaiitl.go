@@ -14,8 +14,10 @@
 //
 // A chunk counts when it carries text, a refusal, reasoning (the reasoning_content or reasoning
 // field that OpenAI-compatible servers send) or tool-call arguments; role-only and usage-only
-// chunks do not count. The generation ends when the stream ends, fails or is closed; a stream
-// closed before the reply finished is recorded with error.type "cancelled". Usage is recorded when
+// chunks do not count. The generation ends when the stream ends, fails or is closed, or when the
+// call's context ends while the application no longer reads; a stream closed, or a context
+// cancelled, before the reply finished is recorded with error.type "cancelled" ("timeout" for a
+// deadline). Usage is recorded when
 // the server sends it: set stream_options.include_usage to get it from OpenAI.
 //
 // # Errors
@@ -83,7 +85,9 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 	if !g.IsRecording() {
 		return inner
 	}
-	return ssestream.NewStreamWithBetaIterator(&chatIterator{inner: inner, s: wrap.Stream{G: g}}, nil)
+	it := &chatIterator{inner: inner, s: wrap.Stream{G: g}}
+	it.s.Watch(ctx)
+	return ssestream.NewStreamWithBetaIterator(it, nil)
 }
 
 type chatIterator struct {
@@ -166,7 +170,9 @@ func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc 
 	if !g.IsRecording() {
 		return inner
 	}
-	return ssestream.NewStreamWithBetaIterator(&responseIterator{inner: inner, s: wrap.Stream{G: g}}, nil)
+	it := &responseIterator{inner: inner, s: wrap.Stream{G: g}}
+	it.s.Watch(ctx)
+	return ssestream.NewStreamWithBetaIterator(it, nil)
 }
 
 type responseIterator struct {

@@ -3,6 +3,7 @@
 package wrap
 
 import (
+	"context"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -97,6 +98,33 @@ func (incomplete) ErrorType() string { return itlconv.ErrorTypeIncompleteStream 
 type Stream struct {
 	G        *otelitl.Generation
 	finished atomic.Bool // the provider sent its protocol's end marker (finish reason, message_stop, ...)
+	stop     atomic.Pointer[func() bool]
+}
+
+// Watch ends the generation when ctx ends, if the stream has not ended by then: an application
+// that cancels the call and stops reading, without closing the stream, would otherwise leave the
+// generation open, and its span unexported, for as long as the stream lives (httpitl's transport
+// does the same). A finished reply ends as finished; any other with ctx's error, "cancelled" or
+// "timeout". Call it once, before the stream is handed out.
+func (s *Stream) Watch(ctx context.Context) {
+	if ctx.Done() == nil {
+		return // a context that never ends
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if s.finished.Load() {
+			s.G.End(nil)
+			return
+		}
+		s.G.End(ctx.Err())
+	})
+	s.stop.Store(&stop)
+}
+
+// unwatch stops Watch's callback: the stream ended first.
+func (s *Stream) unwatch() {
+	if stop := s.stop.Load(); stop != nil {
+		(*stop)()
+	}
 }
 
 // MarkFinished records that the provider said the reply is complete. Safe to call while another
@@ -109,6 +137,7 @@ func (s *Stream) Finished() bool { return s.finished.Load() }
 // Done ends the generation when the stream reports its end, err being the stream's error: nil at a
 // clean end of stream, which ends it with ErrIncomplete unless MarkFinished was called.
 func (s *Stream) Done(err error) {
+	s.unwatch()
 	if err == nil && !s.finished.Load() {
 		err = ErrIncomplete
 	}
@@ -118,6 +147,7 @@ func (s *Stream) Done(err error) {
 // Closed ends the generation when the application closes the stream; a stream that already ended
 // keeps its first End.
 func (s *Stream) Closed() {
+	s.unwatch()
 	if s.finished.Load() {
 		s.G.End(nil)
 		return

@@ -218,3 +218,14 @@ func TestErrorEventTypeIsACode(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelAbandoned: an application that cancels the call and stops reading, without Close,
+// still gets its span (before, the generation stayed open and nothing was exported).
+func TestCancelAbandoned(t *testing.T) {
+	_, in, exp, c := setup(t, events)
+	ctx, cancel := context.WithCancel(context.Background())
+	stream := anthropicitl.NewStreaming(ctx, in, &c.Messages, params)
+	for i := 0; i < 3 && stream.Next(); i++ {
+	}
+	wraptest.CheckCancelAbandoned(t, exp, cancel)
+}

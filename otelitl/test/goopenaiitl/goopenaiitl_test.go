@@ -278,3 +278,25 @@ func TestNilOptionAndInstrumentation(t *testing.T) {
 		_ = s.Close()
 	}
 }
+
+// TestCancelAbandoned: an application that cancels the call and stops reading, without Close,
+// still gets its span (before, the generation stayed open and nothing was exported).
+func TestCancelAbandoned(t *testing.T) {
+	srv := wraptest.NewServer(t, events, gap)
+	in, exp := wraptest.Tracing(t)
+	cfg := openai.DefaultConfig("test")
+	cfg.BaseURL = srv.URL + "/v1"
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := goopenaiitl.CreateChatCompletionStream(ctx, in, openai.NewClientWithConfig(cfg),
+		openai.ChatCompletionRequest{Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}},
+		goopenaiitl.WithBaseURL(cfg.BaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wraptest.CheckCancelAbandoned(t, exp, cancel)
+}

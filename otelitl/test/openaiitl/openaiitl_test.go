@@ -337,3 +337,16 @@ func TestNilInstrumentation(t *testing.T) {
 		t.Errorf("read %d events, error %v", n, err)
 	}
 }
+
+// TestCancelAbandoned: an application that cancels the call and stops reading, without Close,
+// still gets its span (before, the generation stayed open and nothing was exported).
+func TestCancelAbandoned(t *testing.T) {
+	srv := wraptest.NewServer(t, chatEvents, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	stream := openaiitl.NewChatStreaming(ctx, in, &c.Chat.Completions, chatParams)
+	for i := 0; i < 3 && stream.Next(); i++ {
+	}
+	wraptest.CheckCancelAbandoned(t, exp, cancel)
+}
