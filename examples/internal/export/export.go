@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelitl/itl/internal/otlpenv"
 )
 
 // Exporter exports spans over OTLP/gRPC and keeps the first error.
@@ -68,5 +70,9 @@ func (e *Exporter) Err() error {
 	if e.first == nil {
 		return nil
 	}
-	return fmt.Errorf("%d spans did not reach the collector at %s (is one listening there?): %w", e.failed, e.endpoint, e.first)
+	hint := otlpenv.Hint(e.first, "grpc", true)
+	if hint == "" {
+		hint = " (is one listening there?)"
+	}
+	return fmt.Errorf("%d spans did not reach the collector at %s%s: %w", e.failed, e.endpoint, hint, e.first)
 }

@@ -2,6 +2,8 @@ package export
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +64,21 @@ func deadExporter(t *testing.T) (*Exporter, string) {
 		t.Fatal(err)
 	}
 	return exp, endpoint
+}
+
+// TestHTTPPort: OTLP/gRPC sent to an OTLP/HTTP port is told so, where the example asked whether
+// anything listened there (something did).
+func TestHTTPPort(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler()) // an HTTP/1 server, as an OTLP/HTTP receiver is
+	defer srv.Close()
+	endpoint := strings.TrimPrefix(srv.URL, "http://")
+	exp, err := New(context.Background(), endpoint, otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = exp.Shutdown(context.Background()) }()
+	_ = exp.ExportSpans(context.Background(), tracetest.SpanStubs{{Name: "x"}}.Snapshots())
+	if err := exp.Err(); err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2, as an OTLP/HTTP receiver does not") {
+		t.Errorf("error %v, want the hint that the port is OTLP/HTTP's", err)
+	}
 }
