@@ -234,9 +234,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, confcheck.Between("aggregation_cardinality_limit", c.AggregationCardinalityLimit, 1, maxCardinalityLimit, defaultCardinalityLimit))
-	if c.Exemplars.Enabled {
-		errs = append(errs, confcheck.Between("exemplars.max_per_data_point", c.Exemplars.MaxPerDataPoint, 1, maxExemplars, defaultExemplars))
-	}
+	// Checked when exemplars are off too: a value out of range would otherwise pass until the day
+	// they are turned on.
+	errs = append(errs, confcheck.Between("exemplars.max_per_data_point", c.Exemplars.MaxPerDataPoint, 1, maxExemplars, defaultExemplars))
 	errs = append(errs, c.Config.Check())
 	return errors.Join(errs...)
 }

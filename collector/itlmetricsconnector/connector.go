@@ -87,10 +87,11 @@ type itlMetrics struct {
 	keyBuf   []byte
 	lastFlus pcommon.Timestamp
 
-	stop     chan struct{}
-	done     chan struct{}
-	started  bool
-	shutOnce sync.Once
+	stop      chan struct{}
+	done      chan struct{}
+	started   bool
+	startOnce sync.Once
+	shutOnce  sync.Once
 
 	malformed   metric.Int64Counter
 	flushErrors metric.Int64Counter
@@ -159,9 +160,13 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 func (c *itlMetrics) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 // Start starts the flush loop.
+// Start starts the flush loop. The collector starts a component once; a second Start (a host of
+// its own, a test) starts no second loop, which would flush twice as often and close done twice.
 func (c *itlMetrics) Start(context.Context, component.Host) error {
-	c.started = true
-	go c.loop()
+	c.startOnce.Do(func() {
+		c.started = true
+		go c.loop()
+	})
 	return nil
 }
 

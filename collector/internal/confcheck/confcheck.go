@@ -34,7 +34,42 @@ func Unmarshal(conf *confmap.Conf, cfg any) error {
 	if err := Whole(expanded, whole...); err != nil {
 		return err
 	}
+	if err := Bools(expanded, BoolKeys(t)...); err != nil {
+		return err
+	}
 	return conf.Unmarshal(cfg)
+}
+
+// Bools refuses a setting that takes true or false given anything else: the decoder's own message
+// ("expected type 'bool', got unconvertible type 'string'") names neither the value nor the fix.
+// keys are the boolean keys of a component's configuration ("a::b" for nested ones).
+func Bools(conf *confmap.Conf, keys ...string) error {
+	for _, k := range keys {
+		if !conf.IsSet(k) {
+			continue
+		}
+		switch v := conf.Get(k).(type) {
+		case bool:
+		case string:
+			return fmt.Errorf("%s: %q is not true or false; write true or false, without quotes", Name(k), v)
+		case nil:
+			return fmt.Errorf("%s: has no value; write true or false, or leave the key out for its default", Name(k))
+		default:
+			return fmt.Errorf("%s: %v is not true or false; write true or false", Name(k), v)
+		}
+	}
+	return nil
+}
+
+// BoolKeys lists the settings of a configuration struct that take true or false, as "a::b" for
+// nested ones.
+func BoolKeys(t reflect.Type) (keys []string) {
+	settings(t, "", func(key string, typ reflect.Type) {
+		if typ.Kind() == reflect.Bool {
+			keys = append(keys, key)
+		}
+	})
+	return keys
 }
 
 // Name writes a setting's key as the messages and the READMEs do: histogram.exponential.max_size
@@ -47,7 +82,8 @@ func Name(key string) string { return strings.ReplaceAll(key, "::", ".") }
 // ones). Zero needs no unit: 0 is 0 whatever the unit, as the settings whose 0 means "off" say.
 //
 // A number in quotes ("250") has no unit either; the decoder refuses it, but with a message that
-// names neither the value nor the fix, so it gets this one.
+// names neither the value nor the fix, so it gets this one, as does text that is no duration
+// ("fast"), and a key left without a value, which would decode as 0.
 func Units(conf *confmap.Conf, keys ...string) error {
 	for _, k := range keys {
 		show := Name(k)
@@ -61,6 +97,16 @@ func Units(conf *confmap.Conf, keys ...string) error {
 			n := strings.TrimSpace(v)
 			if f, err := strconv.ParseFloat(n, 64); err == nil && f != 0 && !math.IsInf(f, 0) && !math.IsNaN(f) {
 				return fmt.Errorf("%s: %q has no unit; write it with one, such as %ss or %sms", show, v, n, n)
+			} else if err == nil {
+				continue // "0": the decoder's to judge
+			}
+			if _, err := time.ParseDuration(n); err != nil {
+				return fmt.Errorf("%s: %q is not a duration; write a number with its unit (ns, us, ms, s, m, h), such as 250ms, 15s or 1m30s", show, v)
+			}
+		case nil:
+			if conf.IsSet(k) {
+				// An empty value would decode as 0, and its error would name a 0s nobody wrote.
+				return fmt.Errorf("%s: has no value; write a duration such as 250ms or 15s, or leave the key out for its default", show)
 			}
 		}
 	}

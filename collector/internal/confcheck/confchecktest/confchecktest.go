@@ -16,8 +16,9 @@ import (
 )
 
 // EveryCountAndDuration unmarshals, onto a default configuration from newConfig, every setting of
-// an integer type with a fraction and every duration without its unit, each of which must be
-// refused naming the setting, and every duration as 0, which needs no unit.
+// an integer type with a fraction, every duration without its unit, as text that is no duration
+// and empty, and every boolean as text, a number and empty, each of which must be refused naming
+// the setting; and every duration as 0, which needs no unit.
 func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 	t.Helper()
 	whole, durations := confcheck.Keys(reflect.TypeOf(newConfig()).Elem())
@@ -48,6 +49,25 @@ func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 		}
 		if err := unmarshal(k, 0); strings.Contains(fmt.Sprint(err), "no unit") {
 			t.Errorf("%s: 0 gave %v; zero needs no unit", k, err)
+		}
+		for v, want := range map[any]string{"fast": `: "fast" is not a duration; write a number with its unit`, nil: ": has no value; write a duration"} {
+			if err := unmarshal(k, v); err == nil || !strings.Contains(err.Error(), confcheck.Name(k)+want) {
+				t.Errorf("%s: %v gave %v, want an error with %q", k, v, err, confcheck.Name(k)+want)
+			}
+		}
+	}
+	bools := confcheck.BoolKeys(reflect.TypeOf(newConfig()).Elem())
+	if len(bools) == 0 {
+		t.Fatalf("no boolean setting found; the configuration has some")
+	}
+	for _, k := range bools {
+		for v, want := range map[any]string{"yes": `: "yes" is not true or false; write true or false, without quotes`, 1: ": 1 is not true or false", nil: ": has no value"} {
+			if err := unmarshal(k, v); err == nil || !strings.Contains(err.Error(), confcheck.Name(k)+want) {
+				t.Errorf("%s: %v gave %v, want an error with %q", k, v, err, confcheck.Name(k)+want)
+			}
+		}
+		if err := unmarshal(k, true); err != nil {
+			t.Errorf("%s: true gave %v", k, err)
 		}
 	}
 }
