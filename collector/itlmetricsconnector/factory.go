@@ -1,6 +1,13 @@
 // Package itlmetricsconnector provides the itl_metrics connector: it turns the chunk timelines of
 // generation spans into metrics (time to first chunk, one observation per inter-chunk gap, time per
-// output token, the largest gap, duration, token usage and stalls) for any metrics backend.
+// output token, the largest gap, duration, token usage and stalls) for any metrics backend. SERVER
+// spans feed the server metrics (gen_ai.server.*), and otelitl.generations counts the model calls
+// by how much of their timing is known.
+//
+// Its settings (dimensions, histograms, temporality, flush interval, expiry, cardinality limit,
+// exemplars, and the span reader's settings it shares with the itl processor), their defaults and
+// ranges, what it emits, how it delivers on failure and its own telemetry are in the README beside
+// this package; every setting is checked at start, and a bad one named with its fix.
 package itlmetricsconnector
 
 import (

@@ -37,7 +37,7 @@ const Message = "the " + ID + " feature gate is on: in collector v0.165 it loses
 	"exporters: [itl_metrics, otlp]), or a receiver in two pipelines that change nothing. The data goes back to " +
 	"pdata's pools when the first of them returns, while the next still reads it, which then exports empty spans " +
 	"or panics. Use one pipeline with the batching in the exporter (sending_queue::batch, as " +
-	"exporter-config/otlp.yaml does), or turn the gate off (--feature-gates=-" + ID + ")"
+	"otelitl's exporter-config/otlp.yaml does, github.com/otelitl/itl), or turn the gate off (--feature-gates=-" + ID + ")"
 
 var warned atomic.Bool
 
