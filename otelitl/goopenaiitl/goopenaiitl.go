@@ -5,7 +5,7 @@
 // CreateChatCompletionStream returns a stream with the SDK stream's methods (Recv, Close, Header,
 // ...), so the reading loop does not change:
 //
-//	stream, err := goopenaiitl.CreateChatCompletionStream(ctx, in, client, req)
+//	stream, err := goopenaiitl.CreateChatCompletionStream(ctx, in, client, req, goopenaiitl.WithBaseURL(cfg.BaseURL))
 //	if err != nil { ... }
 //	defer stream.Close()
 //	for {
@@ -53,7 +53,9 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 // WithBaseURL names the base URL the client was configured with (openai.ClientConfig.BaseURL), from
-// which server.address and server.port are recorded. The default is OpenAI's.
+// which server.address and server.port are recorded. The default is OpenAI's: go-openai's client
+// does not show its base URL, so a client configured for Azure, vLLM or a local server records
+// api.openai.com:443 unless this gives its own.
 func WithBaseURL(u string) Option { return optionFunc(func(c *config) { c.baseURL = u }) }
 
 // WithProvider sets gen_ai.provider.name, for OpenAI-compatible servers of other providers

@@ -6,6 +6,11 @@
 //	client := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport)}
 //	// give client to the SDK: option.WithHTTPClient(client), genai.ClientConfig{HTTPClient: client}, ...
 //
+// One span per call: an SDK that writes model-call spans of its own when a tracer provider is set
+// (anthropic-sdk-go's anthropic.messages.create) would be counted beside the transport's; turn it
+// off (anthropic-sdk-go: option.WithoutOpenTelemetry()). Nor put an SDK wrapper (openaiitl,
+// anthropicitl, goopenaiitl) over a client with this transport: each makes a span.
+//
 // # Protocols
 //
 // A request is recognised by its method (POST) and the end of its URL path, so that base URLs with
