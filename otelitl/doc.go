@@ -33,8 +33,10 @@
 // A generation ended with an error carries error.type (see [ErrorType]) and an error status whose
 // description is that same error.type: never the error's message, which may quote the provider's
 // reply and so the prompt. The wrappers add the error types "cancelled" (the application closed the
-// stream before the reply finished) and "incomplete_stream" (the stream ended cleanly without its
-// protocol's end marker), and never change what the application sees from the SDK.
+// stream before the reply finished, or cancelled its context) and "incomplete_stream" (the stream
+// ended cleanly without its protocol's end marker, or the connection failed under it: reset,
+// closed, the body cut short, as httpitl names it), and never change what the application sees from
+// the SDK.
 //
 // The package depends on the OpenTelemetry API only, never on the SDK: an application chooses its
 // SDK and exporters. Prompt and completion text is never recorded.

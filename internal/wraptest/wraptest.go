@@ -39,6 +39,7 @@ type Server struct {
 	Body   string // the error body
 	Events []Event
 	Gap    time.Duration // pause before each event
+	Cut    int           // when not 0, the connection is dropped after this many events
 
 	mu   sync.Mutex
 	sent []time.Time // when each content event was flushed
@@ -67,7 +68,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
 	fl.Flush()
-	for _, ev := range s.Events {
+	for i, ev := range s.Events {
+		if s.Cut > 0 && i == s.Cut {
+			panic(http.ErrAbortHandler) // the connection dropped mid-reply, the body cut short
+		}
 		select {
 		case <-r.Context().Done():
 			return

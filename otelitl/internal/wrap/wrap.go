@@ -4,9 +4,13 @@ package wrap
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -92,7 +96,8 @@ func (incomplete) Error() string     { return "otelitl: stream ended without its
 func (incomplete) ErrorType() string { return itlconv.ErrorTypeIncompleteStream }
 
 // Stream tracks the end of one wrapped stream: the generation ends exactly once, with the stream's
-// error, with nil after a finished reply, with ErrIncomplete when the stream ended cleanly before
+// error (named incomplete_stream when the connection failed under it), with nil after a finished
+// reply, with ErrIncomplete when the stream ended cleanly before
 // the reply finished, or with ErrClosedEarly when the application closes the stream before the
 // reply finished.
 type Stream struct {
@@ -138,10 +143,32 @@ func (s *Stream) Finished() bool { return s.finished.Load() }
 // clean end of stream, which ends it with ErrIncomplete unless MarkFinished was called.
 func (s *Stream) Done(err error) {
 	s.unwatch()
-	if err == nil && !s.finished.Load() {
+	switch {
+	case err == nil && !s.finished.Load():
 		err = ErrIncomplete
+	case cutOff(err):
+		err = &TypedError{Err: err, Type: itlconv.ErrorTypeIncompleteStream}
 	}
 	s.G.End(err)
+}
+
+// cutOff reports whether err is the connection failing under the stream (reset, closed, the body
+// cut short): the reply was cut off, which httpitl names incomplete_stream too, where the error's
+// Go type (*net.OpError) would split the series by a detail of the transport. A context's end, a
+// network timeout and an error that names its own type keep their names.
+func cutOff(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var typed interface{ ErrorType() string }
+	if errors.As(err, &typed) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return !ne.Timeout()
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // Closed ends the generation when the application closes the stream; a stream that already ended

@@ -229,3 +229,21 @@ func TestCancelAbandoned(t *testing.T) {
 	}
 	wraptest.CheckCancelAbandoned(t, exp, cancel)
 }
+
+// TestConnectionCut: a connection dropped mid-reply is named incomplete_stream, as httpitl names
+// it, not by the transport error's Go type.
+func TestConnectionCut(t *testing.T) {
+	srv, in, exp, c := setup(t, events)
+	srv.Cut = 7
+	stream := anthropicitl.NewStreaming(context.Background(), in, &c.Messages, params)
+	for stream.Next() {
+	}
+	if stream.Err() == nil {
+		t.Fatal("want the stream's error")
+	}
+	_ = stream.Close()
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a["error.type"].AsString(); got != itlconv.ErrorTypeIncompleteStream {
+		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeIncompleteStream)
+	}
+}

@@ -300,3 +300,32 @@ func TestCancelAbandoned(t *testing.T) {
 	}
 	wraptest.CheckCancelAbandoned(t, exp, cancel)
 }
+
+// TestConnectionCut: a connection dropped mid-reply is named incomplete_stream, as httpitl names
+// it, not by the transport error's Go type.
+func TestConnectionCut(t *testing.T) {
+	srv := wraptest.NewServer(t, events, gap)
+	srv.Cut = 3
+	in, exp := wraptest.Tracing(t)
+	cfg := openai.DefaultConfig("test")
+	cfg.BaseURL = srv.URL + "/v1"
+	stream, err := goopenaiitl.CreateChatCompletionStream(context.Background(), in, openai.NewClientWithConfig(cfg),
+		openai.ChatCompletionRequest{Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}},
+		goopenaiitl.WithBaseURL(cfg.BaseURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err = stream.Recv(); err != nil {
+			break
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		t.Fatalf("the stream ended cleanly; want the connection's error")
+	}
+	_ = stream.Close()
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a["error.type"].AsString(); got != itlconv.ErrorTypeIncompleteStream {
+		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeIncompleteStream)
+	}
+}

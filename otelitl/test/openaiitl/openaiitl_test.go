@@ -350,3 +350,22 @@ func TestCancelAbandoned(t *testing.T) {
 	}
 	wraptest.CheckCancelAbandoned(t, exp, cancel)
 }
+
+// TestConnectionCut: a connection dropped mid-reply is named incomplete_stream, as httpitl names
+// it, not by the transport error's Go type (*net.OpError, unexpected EOF).
+func TestConnectionCut(t *testing.T) {
+	srv := wraptest.NewServer(t, chatEvents, gap)
+	srv.Cut = 4
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+	for stream.Next() {
+	}
+	if stream.Err() == nil {
+		t.Fatal("want the stream's error")
+	}
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != itlconv.ErrorTypeIncompleteStream {
+		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeIncompleteStream)
+	}
+}
