@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -844,14 +845,28 @@ func chunkTokensReason(n int64) Reason {
 	return ReasonNone
 }
 
-// ErrorType returns the span's error.type, itlconv.OtherValue ("_OTHER") for an error status
-// without one, and "" for a span that did not fail.
+// ErrorType returns the span's error.type; for an error status without one, the HTTP status code
+// the span records (http.response.status_code, 400 or above, as the conventions name an HTTP
+// failure: the Vercel AI SDK 7 writes no error.type), else itlconv.OtherValue ("_OTHER"); and ""
+// for a span that did not fail.
 func ErrorType(span ptrace.Span) string {
 	if v, ok := span.Attributes().Get(string(semconv.ErrorTypeKey)); ok && v.Str() != "" {
 		return v.Str()
 	}
-	if span.Status().Code() == ptrace.StatusCodeError {
-		return itlconv.OtherValue
+	if span.Status().Code() != ptrace.StatusCodeError {
+		return ""
 	}
-	return ""
+	if v, ok := span.Attributes().Get(string(semconv.HTTPResponseStatusCodeKey)); ok {
+		var code int64
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			code = v.Int()
+		case pcommon.ValueTypeStr:
+			code, _ = strconv.ParseInt(v.Str(), 10, 64)
+		}
+		if code >= 400 && code <= 599 {
+			return strconv.FormatInt(code, 10)
+		}
+	}
+	return itlconv.OtherValue
 }

@@ -126,3 +126,31 @@ func toAny(v []int64) []any {
 	}
 	return a
 }
+
+// TestErrorType: a failed span without error.type is named by its HTTP status code when it records
+// one (the Vercel AI SDK 7 writes none), else _OTHER; a span that did not fail has none.
+func TestErrorType(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status ptrace.StatusCode
+		attrs  map[string]any
+		want   string
+	}{
+		{"error.type wins", ptrace.StatusCodeError, map[string]any{"error.type": "timeout", "http.response.status_code": int64(404)}, "timeout"},
+		{"the status code", ptrace.StatusCodeError, map[string]any{"http.response.status_code": int64(404)}, "404"},
+		{"the status code as text", ptrace.StatusCodeError, map[string]any{"http.response.status_code": "503"}, "503"},
+		{"a success code", ptrace.StatusCodeError, map[string]any{"http.response.status_code": int64(200)}, "_OTHER"},
+		{"out of range", ptrace.StatusCodeError, map[string]any{"http.response.status_code": int64(99999)}, "_OTHER"},
+		{"nothing", ptrace.StatusCodeError, nil, "_OTHER"},
+		{"not failed", ptrace.StatusCodeUnset, map[string]any{"http.response.status_code": int64(500)}, ""},
+	} {
+		span := ptrace.NewSpan()
+		span.Status().SetCode(c.status)
+		if err := span.Attributes().FromRaw(c.attrs); err != nil {
+			t.Fatal(err)
+		}
+		if got := genaispan.ErrorType(span); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
