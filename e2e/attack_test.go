@@ -51,6 +51,7 @@ var (
 //   - connections that send nothing are dropped: OTLP/HTTP within read_header_timeout, OTLP/gRPC
 //     within grpc-go's handshake timeout (120 s);
 //   - each variable the config requires, set empty, makes the collector refuse to start, naming it;
+//   - a request over the receivers' size limit is refused, over both protocols, as the README says;
 //   - the debug config's log holds figures but none of the prompt-like attribute values sent.
 //
 // The configs run in parallel: the test takes about the gRPC handshake timeout.
@@ -89,6 +90,7 @@ func TestShippedConfigsUnderAttack(t *testing.T) {
 			wg.Go(func() { probeSilentConns(t, "http", s.ports.http, 200, headerTimeout+10*time.Second) })
 			wg.Go(func() { probeSilentConns(t, "grpc", s.ports.grpc, 50, grpcHandshakeTimeout+30*time.Second) })
 			wg.Go(func() { probeRequiredVars(t, cfg, s) })
+			wg.Go(func() { probeOversized(t, s) })
 			if strings.HasPrefix(s.name, "debug") {
 				wg.Go(func() { probeDebugLog(t, s) })
 			}
@@ -175,6 +177,55 @@ func probeAuth(t *testing.T, s shippedSetup) {
 	defer cancel()
 	if _, err := ptraceotlp.NewGRPCClient(conn2).Export(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.client.token), ptraceotlp.NewExportRequest()); err == nil {
 		t.Errorf("OTLP/gRPC in plain text was accepted")
+	}
+}
+
+// probeOversized sends a request over the receivers' limit (32 MiB or less in every shipped
+// config, TestReceiversBoundTimeAndSize) over both protocols: it is refused whole, with what the
+// README says (ResourceExhausted on gRPC; 400 "request body too large" on HTTP).
+func probeOversized(t *testing.T, s shippedSetup) {
+	t.Helper()
+	body := make([]byte, 40<<20)
+	var tlsCfg *tls.Config
+	scheme := "http"
+	if s.client.pool != nil {
+		tlsCfg, scheme = &tls.Config{RootCAs: s.client.pool, MinVersion: tls.VersionTLS12}, "https"
+	}
+	req, _ := http.NewRequest(http.MethodPost, scheme+"://"+s.ports.http+"/v1/traces", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if s.client.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.client.token)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}, Timeout: 30 * time.Second}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Errorf("OTLP/HTTP over the limit: %v, want an answer", err)
+	} else {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !bytes.Contains(msg, []byte("request body too large")) {
+			t.Errorf("OTLP/HTTP over the limit: %d %s, want 400 request body too large (README, Reliability)", resp.StatusCode, msg)
+		}
+	}
+
+	creds := insecure.NewCredentials()
+	if tlsCfg != nil {
+		creds = credentials.NewTLS(tlsCfg)
+	}
+	conn, err := grpc.NewClient(s.ports.grpc, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	td := ptraceotlp.NewExportRequest()
+	td.Traces().ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().Attributes().PutStr("x", string(body))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if s.client.token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.client.token)
+	}
+	if _, err := ptraceotlp.NewGRPCClient(conn).Export(ctx, td); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("OTLP/gRPC over the limit: %v, want ResourceExhausted (README, Reliability)", err)
 	}
 }
 
