@@ -96,6 +96,7 @@ type itlMetrics struct {
 	malformed   metric.Int64Counter
 	flushErrors metric.Int64Counter
 	overflowed  metric.Int64Counter
+	self        metric.AddOption // connector: the instance's id
 	reasons     map[genaispan.Reason]metric.AddOption
 }
 
@@ -151,8 +152,12 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
+	// The instance's id: without it, two itl_metrics connectors in one collector count into one
+	// series (the collector adds the id itself only with its telemetry.newPipelineTelemetry gate on).
+	id := attribute.String("connector", set.ID.String())
+	c.self = metric.WithAttributeSet(attribute.NewSet(id))
 	for _, r := range genaispan.Reasons {
-		c.reasons[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", string(r))))
+		c.reasons[r] = metric.WithAttributeSet(attribute.NewSet(id, attribute.String("reason", string(r))))
 	}
 	return c, nil
 }
@@ -329,7 +334,7 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, dec *genaispan.Decoder, att
 		return s
 	}
 	if len(c.series) >= c.cfg.AggregationCardinalityLimit {
-		c.overflowed.Add(context.Background(), 1)
+		c.overflowed.Add(context.Background(), 1, c.self)
 		s, ok := c.series[overflowSeries]
 		if !ok {
 			m := pcommon.NewMap()
@@ -594,7 +599,7 @@ func (c *itlMetrics) flush(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		c.flushErrors.Add(ctx, 1)
+		c.flushErrors.Add(ctx, 1, c.self)
 		if !c.delta || !consumererror.IsPermanent(err) {
 			c.expire(now)
 			return err

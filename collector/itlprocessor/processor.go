@@ -24,6 +24,7 @@ type itlProcessor struct {
 
 	annotated metric.Int64Counter
 	malformed metric.Int64Counter
+	self      metric.AddOption // processor: the instance's id, as the collector's own processor metrics carry it
 	reasons   map[genaispan.Reason]metric.AddOption
 }
 
@@ -43,8 +44,13 @@ func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error)
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
+	// The instance's id, as processorhelper puts it on otelcol_processor_incoming_items: without
+	// it, two itl processors in one collector count into one series (the collector adds the id
+	// itself only with its telemetry.newPipelineTelemetry gate on).
+	id := attribute.String("processor", set.ID.String())
+	p.self = metric.WithAttributeSet(attribute.NewSet(id))
 	for _, r := range genaispan.Reasons {
-		p.reasons[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", string(r))))
+		p.reasons[r] = metric.WithAttributeSet(attribute.NewSet(id, attribute.String("reason", string(r))))
 	}
 	return p, nil
 }
@@ -59,7 +65,7 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 		}
 	})
 	if annotated > 0 {
-		p.annotated.Add(ctx, annotated)
+		p.annotated.Add(ctx, annotated, p.self)
 	}
 	return td, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -325,5 +326,53 @@ func TestAnnotateUsesRoom(t *testing.T) {
 	// 40 B per attribute in pdata: a copy of the slice is at least (10+8)*40 B.
 	if slice := uint64(src.Attributes().Len()+adds) * 40; withRoom >= slice || without < slice {
 		t.Errorf("annotating allocated %d B with room for the figures and %d B without; a copy of the attributes is %d B", withRoom, without, slice)
+	}
+}
+
+// TestTelemetryNamesTheInstance: two itl processors in one collector count apart, each under its
+// id, as the collector's own processor metrics do; before, their counts merged into one series.
+func TestTelemetryNamesTheInstance(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	run := func(name, golden string) {
+		set := processortest.NewNopSettings(Type)
+		set.ID = component.NewIDWithName(Type, name)
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+		p, err := NewFactory().CreateTraces(context.Background(), set, createDefaultConfig(), consumertest.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.ConsumeTraces(context.Background(), goldenCase(t, golden)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("a", "events-basic")
+	run("a", "events-basic")
+	run("b", "malformed-decreasing")
+	count := func(metric, id string) int64 {
+		m, err := tel.GetMetric(metric)
+		if err != nil {
+			return 0
+		}
+		var n int64
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			if v, _ := dp.Attributes.Value("processor"); v.AsString() == id {
+				n += dp.Value
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		metric, id string
+		want       int64
+	}{
+		{"otelcol_processor_itl_spans_annotated", "itl/a", 2},
+		{"otelcol_processor_itl_spans_annotated", "itl/b", 0},
+		{"otelcol_processor_itl_spans_malformed", "itl/a", 0},
+		{"otelcol_processor_itl_spans_malformed", "itl/b", 1},
+	} {
+		if got := count(c.metric, c.id); got != c.want {
+			t.Errorf("%s{processor=%q} = %d, want %d", c.metric, c.id, got, c.want)
+		}
 	}
 }
