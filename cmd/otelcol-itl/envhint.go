@@ -24,7 +24,7 @@ import (
 // document as they return it, before the resolver expands its references.
 type envSources struct {
 	mu   sync.Mutex
-	refs []envSource
+	docs map[string][]envSource // by document: one read again (a reload) replaces what it held
 }
 
 // envSource is a key whose value holds one or more ${env:...} references.
@@ -32,18 +32,112 @@ type envSource struct {
 	doc  string   // where the key was written: the file's path, or the yaml: URI
 	path []string // its keys from the document's root; a list's items are [i]
 	raw  string   // the value as written
-	vars []envVar // the references, in the order written
+	vars []envVar // the references, in the order written, those in a default after it
 }
 
+// envVar is one reference: ${env:NAME}, ${env:NAME:-default}, ${env:NAME:?message}, or one of them
+// without the scheme, which the distribution's default scheme, env, resolves.
 type envVar struct {
-	name string
-	def  *string // nil: no default
+	name       string
+	def        *string // nil: no default
+	start, end int     // where the reference stands in the value it was found in
 }
 
-// envReference matches ${env:NAME}, ${env:NAME:-default} and ${env:NAME:?message}, and ${NAME}
-// in their forms without a scheme, which the distribution's default scheme, env, resolves. A
-// reference escaped as $${...} is text.
-var envReference = regexp.MustCompile(`(^|[^$])\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(:[-?][^}]*)?\}`)
+// references returns the references of s in the order written, without those inside a default
+// (see allVars). A reference escaped as $${...} is text, and $$ a dollar sign, as the collector's
+// resolver reads them; a reference to another scheme (${file:...}) is none of env's.
+func references(s string) []envVar {
+	var out []envVar
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '$' {
+			j++
+		}
+		// Pairs of dollars are escaped dollars: an odd run's last one may open a reference.
+		if (j-i)%2 == 1 && j < len(s) && s[j] == '{' {
+			if end := closing(s, j); end > 0 {
+				if v, ok := parseReference(s[j+1 : end]); ok {
+					v.start, v.end = j-1, end+1
+					out = append(out, v)
+				}
+				i = end
+				continue
+			}
+		}
+		i = j - 1
+	}
+	return out
+}
+
+// closing returns the index of the brace that closes the one at s[open], nested ones counted, or
+// -1.
+func closing(s string, open int) int {
+	depth := 0
+	for k := open; k < len(s); k++ {
+		switch s[k] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// parseReference reads the inside of ${...}: [env:]NAME, then nothing, :-default or :?message.
+func parseReference(in string) (envVar, bool) {
+	in = strings.TrimPrefix(in, "env:")
+	n := 0
+	for n < len(in) && (in[n] == '_' || 'a' <= in[n] && in[n] <= 'z' || 'A' <= in[n] && in[n] <= 'Z' || n > 0 && '0' <= in[n] && in[n] <= '9') {
+		n++
+	}
+	name, rest := in[:n], in[n:]
+	switch {
+	case name == "":
+		return envVar{}, false
+	case rest == "", strings.HasPrefix(rest, ":?"):
+		return envVar{name: name}, true
+	case strings.HasPrefix(rest, ":-"):
+		def := rest[2:]
+		return envVar{name: name, def: &def}, true
+	}
+	return envVar{}, false
+}
+
+// allVars returns vars and the references in their defaults, depth first.
+func allVars(vars []envVar) []envVar {
+	var out []envVar
+	for _, v := range vars {
+		out = append(out, v)
+		if v.def != nil {
+			out = append(out, allVars(references(*v.def))...)
+		}
+	}
+	return out
+}
+
+// expand returns s with its references replaced as the resolver replaces them: a variable's value,
+// its default (expanded) when it is unset or blank, and $$ as $.
+func expand(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, v := range references(s) {
+		b.WriteString(strings.ReplaceAll(s[last:v.start], "$$", "$"))
+		val := os.Getenv(v.name)
+		if strings.TrimSpace(val) == "" && v.def != nil {
+			val = expand(*v.def)
+		}
+		b.WriteString(val)
+		last = v.end
+	}
+	b.WriteString(strings.ReplaceAll(s[last:], "$$", "$"))
+	return b.String()
+}
 
 // wrap returns f, whose providers note the references of every document they retrieve.
 func (s *envSources) wrap(f confmap.ProviderFactory) confmap.ProviderFactory {
@@ -83,23 +177,17 @@ func (n *noting) Retrieve(ctx context.Context, uri string, w confmap.WatcherFunc
 				walk(append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), x)
 			}
 		case string:
-			var vars []envVar
-			for _, m := range envReference.FindAllStringSubmatch(v, -1) {
-				ev := envVar{name: m[2]}
-				if strings.HasPrefix(m[3], ":-") {
-					def := m[3][2:]
-					ev.def = &def
-				}
-				vars = append(vars, ev)
-			}
-			if len(vars) > 0 {
+			if vars := allVars(references(v)); len(vars) > 0 {
 				found = append(found, envSource{doc: doc, path: path, raw: v, vars: vars})
 			}
 		}
 	}
 	walk(nil, raw)
 	n.sources.mu.Lock()
-	n.sources.refs = append(n.sources.refs, found...)
+	if n.sources.docs == nil {
+		n.sources.docs = map[string][]envSource{}
+	}
+	n.sources.docs[doc] = found
 	n.sources.mu.Unlock()
 	return r, err
 }
@@ -118,7 +206,10 @@ func (s *envSources) explain(err error) string {
 	}
 	text := err.Error()
 	s.mu.Lock()
-	refs := append([]envSource(nil), s.refs...)
+	var refs []envSource
+	for _, d := range s.docs {
+		refs = append(refs, d...)
+	}
 	s.mu.Unlock()
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].key() < refs[j].key() })
 	var lines []string
@@ -130,7 +221,7 @@ func (s *envSources) explain(err error) string {
 				named = nil
 				break
 			}
-			named = append(named, describe(v))
+			named = append(named, describe(v, r.secret()))
 		}
 		if len(named) == 0 || !(r.keyIn(text) || r.valueIn(text)) {
 			continue
@@ -159,8 +250,8 @@ func (r envSource) key() string {
 	return b.String()
 }
 
-// describe says what v holds, or which default stands in for it.
-func describe(v envVar) string {
+// describe says what v holds, or which default stands in for it; the value not when secret.
+func describe(v envVar, secret bool) string {
 	val, set := os.LookupEnv(v.name)
 	switch {
 	case strings.TrimSpace(val) == "" && v.def != nil:
@@ -168,48 +259,59 @@ func describe(v envVar) string {
 		if set {
 			state = "empty"
 		}
+		if secret {
+			return fmt.Sprintf("%s is %s, so its default applies", v.name, state)
+		}
 		return fmt.Sprintf("%s is %s, so its default %q applies", v.name, state, *v.def)
 	case !set:
 		return v.name + " is unset"
-	case secretName.MatchString(v.name):
+	case secret:
 		return v.name + " is set (its value is not shown)"
 	}
 	return fmt.Sprintf("%s=%q", v.name, val)
 }
 
-// keyIn reports whether text names the key r sets: every name on its path below the root, as
-// words (itl_metrics and metrics_flush_interval; otlp_grpc, tls and insecure), so that the
-// component it is under and the section within it count: an error about an http endpoint is not
-// about the grpc one beside it.
+// secretKey matches a key whose value may be a secret whatever its variable is called (a header
+// such as x-honeycomb-team, an authenticator's setting).
+var secretKey = regexp.MustCompile(`(?i)header|auth|token|secret|passw|key|credential|cookie|bearer|api`)
+
+// secret reports whether r's value must not be printed: a variable named as a secret, or a key
+// that holds one.
+func (r envSource) secret() bool {
+	for _, v := range r.vars {
+		if secretName.MatchString(v.name) {
+			return true
+		}
+	}
+	for _, k := range r.path {
+		if secretKey.MatchString(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyIn reports whether text names the key r sets: every name on its path, as words (connectors,
+// itl_metrics and metrics_flush_interval; exporters, otlp_grpc, tls and insecure), so that the
+// section, the component and the place within it all count: an error about an http endpoint is
+// not about the grpc one beside it, nor one about a receiver about an exporter of the same name.
 func (r envSource) keyIn(text string) bool {
 	if len(r.path) < 3 {
 		return false
 	}
-	named := 0
-	for _, k := range r.path[1:] {
-		if strings.HasPrefix(k, "[") {
-			continue
-		}
-		if !word(text, k) {
+	for _, k := range r.path {
+		if !strings.HasPrefix(k, "[") && !word(text, k) {
 			return false
 		}
-		named++
 	}
-	return named >= 2
+	return true
 }
 
 // valueIn reports whether text prints the value r resolves to, whole: a default endpoint in a
 // bind error. Short values (a port alone, true) are too common to tell apart.
 func (r envSource) valueIn(text string) bool {
-	val := envReference.ReplaceAllStringFunc(r.raw, func(m string) string {
-		sub := envReference.FindStringSubmatch(m)
-		v := os.Getenv(sub[2])
-		if strings.TrimSpace(v) == "" && strings.HasPrefix(sub[3], ":-") {
-			v = sub[3][2:]
-		}
-		return sub[1] + v
-	})
-	if len(val) < 6 || secretIn(r) {
+	val := expand(r.raw)
+	if len(val) < 6 || r.secret() {
 		return false
 	}
 	for i := 0; ; {
@@ -228,16 +330,8 @@ func (r envSource) valueIn(text string) bool {
 	}
 }
 
-func secretIn(r envSource) bool {
-	for _, v := range r.vars {
-		if secretName.MatchString(v.name) {
-			return true
-		}
-	}
-	return false
-}
-
-// word reports whether text holds w with no letter, digit or underscore on either side.
+// word reports whether text holds w with no letter, digit, underscore, hyphen or slash on either
+// side: x-honeycomb-team is not in x-honeycomb-team-v2, nor otlphttp in otlphttp/backup.
 func word(text, w string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], w)
@@ -253,5 +347,5 @@ func word(text, w string) bool {
 }
 
 func wordByte(b byte) bool {
-	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+	return b == '_' || b == '-' || b == '/' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }

@@ -128,3 +128,73 @@ processors: {itl: {stall_threshold: "${env:ITL_TEST_UNSET}"}}}`)
 		})
 	}
 }
+
+// TestExplainHostile: the cases an attack on the first version found. A header's value is a secret
+// whatever its variable is called; a key is named only where the error names its section, its
+// component and its place, whole (not otlphttp inside otlphttp/backup, nor x-honeycomb-team inside
+// x-honeycomb-team-v2); references side by side, after an escaped dollar, and inside a default
+// are each found.
+func TestExplainHostile(t *testing.T) {
+	t.Setenv("HONEYCOMB_TEAM", "hcaik_SECRET1")
+	t.Setenv("OTLP_TEST_ENDPOINT", "backend.example:4317")
+	t.Setenv("PRIMARY_TIMEOUT", "30s")
+	t.Setenv("ITL_TEST_A", "5")
+	t.Setenv("ITL_TEST_B", "x")
+	t.Setenv("ITL_TEST_V", "")
+	t.Setenv("ITL_TEST_W", "fallback-value")
+	s := noted(t, `{
+exporters: {
+  otlphttp: {headers: {x-honeycomb-team: "${env:HONEYCOMB_TEAM}"}, timeout: "${env:PRIMARY_TIMEOUT}"},
+  otlp: {endpoint: "${env:OTLP_TEST_ENDPOINT}"},
+  otlphttp/backup: {timeout: fast}},
+receivers: {otlp: {protocols: {grpc: {endpoint: "127.0.0.1:4317"}}}},
+processors: {itl: {stall_threshold: "${env:ITL_TEST_A}${env:ITL_TEST_B}", max_chunks: "$$${env:ITL_TEST_A}"}},
+connectors: {itl_metrics: {metrics_flush_interval: "${env:ITL_TEST_V:-${env:ITL_TEST_W}}"}}}`)
+	for _, c := range []struct {
+		name, err string
+		want      []string // lines of the explanation; none: no explanation
+	}{
+		{"a header's value under any name", `'exporters' error reading configuration for "otlphttp": 'headers.x-honeycomb-team' expected a map`,
+			[]string{"HONEYCOMB_TEAM is set (its value is not shown)"}},
+		{"a longer header's name is not it", `'exporters' error reading configuration for "otlphttp": 'headers.x-honeycomb-team-v2' expected a map`, nil},
+		{"a receiver is not an exporter of the same name", `'receivers' error reading configuration for "otlp": 'protocols.grpc.endpoint' expected a string`, nil},
+		{"otlphttp/backup is not otlphttp", `'exporters' error reading configuration for "otlphttp/backup": 'timeout' time: invalid duration "fast"`, nil},
+		{"two references side by side", `'processors' error reading configuration for "itl": '' stall_threshold: "5x" is not a duration`,
+			[]string{`ITL_TEST_A="5"; ITL_TEST_B="x"`}},
+		{"a reference after an escaped dollar", `'processors' error reading configuration for "itl": '' max_chunks: "$5" is not a number`,
+			[]string{`processors::itl::max_chunks is "$$${env:ITL_TEST_A}"`, `ITL_TEST_A="5"`}},
+		{"a reference inside a default", `'connectors' error reading configuration for "itl_metrics": '' metrics_flush_interval: "fallback-value" is not a duration`,
+			[]string{`ITL_TEST_V is empty, so its default "${env:ITL_TEST_W}" applies; ITL_TEST_W="fallback-value"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := s.explain(errors.New(c.err))
+			if strings.Contains(got, "SECRET1") {
+				t.Fatalf("the explanation shows a secret:\n%s", got)
+			}
+			if len(c.want) == 0 {
+				if got != "" {
+					t.Errorf("explanation %q, want none", got)
+				}
+				return
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("explanation lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+	// The value as the resolver makes it: escaped dollars halved, a default's references expanded.
+	for raw, want := range map[string]string{
+		"$$${env:ITL_TEST_A}":                  "$5",
+		"$${env:ITL_TEST_A}":                   "${env:ITL_TEST_A}",
+		"${ITL_TEST_A}${env:ITL_TEST_B}":       "5x",
+		"${env:ITL_TEST_V:-${env:ITL_TEST_W}}": "fallback-value",
+		"${env:ITL_TEST_V:-a:b}}":              "a:b}",
+		"${file:/etc/x} ${env:ITL_TEST_A}":     "${file:/etc/x} 5",
+	} {
+		if got := expand(raw); got != want {
+			t.Errorf("expand(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
