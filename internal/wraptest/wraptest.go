@@ -127,17 +127,24 @@ func Tracing(t testing.TB, opts ...otelitl.Option) (*otelitl.Instrumentation, *t
 	return otelitl.New(append([]otelitl.Option{otelitl.WithTracerProvider(tp)}, opts...)...), exp
 }
 
+// WaitSpan waits up to a second for exp to hold a span, and reports whether it does: a generation
+// that a context's end ends does so on the context's goroutine, which may still be exporting the
+// span when the stream's own end returns.
+func WaitSpan(exp *tracetest.InMemoryExporter) bool {
+	deadline := time.Now().Add(time.Second)
+	for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	return len(exp.GetSpans()) > 0
+}
+
 // CheckCancelAbandoned checks what an application that cancels its call's context and stops
 // reading, closing nothing, leaves: one span, ended within a second of cancel with error.type
 // "cancelled".
 func CheckCancelAbandoned(t testing.TB, exp *tracetest.InMemoryExporter, cancel context.CancelFunc) {
 	t.Helper()
 	cancel()
-	deadline := time.Now().Add(time.Second)
-	for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if len(exp.GetSpans()) == 0 {
+	if !WaitSpan(exp) {
 		t.Fatalf("no span a second after the context was cancelled: the generation never ended")
 	}
 	_, a := OneSpan(t, exp)

@@ -86,7 +86,13 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 		return inner
 	}
 	it := &chatIterator{inner: inner, s: wrap.Stream{G: g}}
-	it.s.Watch(ctx)
+	if err := inner.Err(); err != nil {
+		// The request failed: the generation ends with its error now, before the application's
+		// deferred cancel could end it as cancelled.
+		it.s.Done(streamErr(err))
+	} else {
+		it.s.Watch(ctx)
+	}
 	return ssestream.NewStreamWithBetaIterator(it, nil)
 }
 
@@ -171,7 +177,13 @@ func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc 
 		return inner
 	}
 	it := &responseIterator{inner: inner, s: wrap.Stream{G: g}}
-	it.s.Watch(ctx)
+	if err := inner.Err(); err != nil {
+		// The request failed: the generation ends with its error now, before the application's
+		// deferred cancel could end it as cancelled.
+		it.s.Done(streamErr(err))
+	} else {
+		it.s.Watch(ctx)
+	}
 	return ssestream.NewStreamWithBetaIterator(it, nil)
 }
 

@@ -140,11 +140,17 @@ func (s *Stream) MarkFinished() { s.finished.Store(true) }
 func (s *Stream) Finished() bool { return s.finished.Load() }
 
 // Done ends the generation when the stream reports its end, err being the stream's error: nil at a
-// clean end of stream, which ends it with ErrIncomplete unless MarkFinished was called.
+// clean end of stream, which ends it with ErrIncomplete unless MarkFinished was called. After
+// MarkFinished, it ends without error whatever err is.
 func (s *Stream) Done(err error) {
 	s.unwatch()
 	switch {
-	case err == nil && !s.finished.Load():
+	case s.finished.Load():
+		// What fails after the reply's end marker (a context cancelled, a connection cut before
+		// the last bytes were read) is no failure of the reply, as httpitl has it; and whether the
+		// context's end or the stream's error came first must not decide the span.
+		err = nil
+	case err == nil:
 		err = ErrIncomplete
 	case cutOff(err):
 		err = &TypedError{Err: err, Type: itlconv.ErrorTypeIncompleteStream}

@@ -369,3 +369,63 @@ func TestConnectionCut(t *testing.T) {
 		t.Errorf("error.type %q, want %s", got, itlconv.ErrorTypeIncompleteStream)
 	}
 }
+
+// TestAPIErrorThenCancel: an application that checks stream.Err() and returns, its deferred cancel
+// running, records the API error, not "cancelled".
+func TestAPIErrorThenCancel(t *testing.T) {
+	srv := wraptest.NewServer(t, nil, 0)
+	srv.Status = http.StatusTooManyRequests
+	srv.Body = `{"error":{"message":"slow down","type":"rate_limit_error","code":"rate_limit_exceeded"}}`
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	stream := openaiitl.NewChatStreaming(ctx, in, &c.Chat.Completions, chatParams)
+	if stream.Err() == nil {
+		t.Fatal("want the API error")
+	}
+	cancel()
+	time.Sleep(20 * time.Millisecond) // room for a context callback to end the span as cancelled
+	_, a := wraptest.OneSpan(t, exp)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "429" {
+		t.Errorf("error.type %q, want 429", got)
+	}
+}
+
+// TestFinishedThenCut: a reply whose finish_reason arrived is complete: a connection cut, or a
+// context cancelled, before the application reads the end does not make it a failure, however the
+// two race (httpitl has it so too).
+func TestFinishedThenCut(t *testing.T) {
+	const finish = 7 // chatEvents[7] carries the finish_reason
+	t.Run("cut", func(t *testing.T) {
+		srv := wraptest.NewServer(t, chatEvents, gap)
+		srv.Cut = finish + 1
+		in, exp := wraptest.Tracing(t)
+		c := client(srv)
+		stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+		for stream.Next() {
+		}
+		span, a := wraptest.OneSpan(t, exp)
+		if got := a[semconv.ErrorTypeKey].AsString(); got != "" || span.Status.Code == codes.Error {
+			t.Errorf("error.type %q, status %v; want a complete reply", got, span.Status)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		for range 20 {
+			srv := wraptest.NewServer(t, chatEvents, 0)
+			in, exp := wraptest.Tracing(t)
+			c := client(srv)
+			ctx, cancel := context.WithCancel(context.Background())
+			stream := openaiitl.NewChatStreaming(ctx, in, &c.Chat.Completions, chatParams)
+			for i := 0; i <= finish && stream.Next(); i++ {
+			}
+			cancel()
+			for stream.Next() {
+			}
+			wraptest.WaitSpan(exp)
+			span, a := wraptest.OneSpan(t, exp)
+			if got := a[semconv.ErrorTypeKey].AsString(); got != "" || span.Status.Code == codes.Error {
+				t.Fatalf("error.type %q, status %v; want a complete reply", got, span.Status)
+			}
+		}
+	})
+}
