@@ -97,9 +97,10 @@ func (c *Call) reject(why Reason) {
 //     OpenInference's first-token event minus the span start; on SERVER spans, vLLM's
 //     gen_ai.latency.time_to_first_token (s). A value that is not finite, is negative or exceeds
 //     the span's duration is malformed: no time to first chunk, and no later source is tried.
-//     A span whose request says it was not streamed (gen_ai.request.stream and the other flags of
-//     itlconv, false) has none but from a timeline: the golden rules hold no such span, and
-//     OpenLIT writes a non-streamed call's duration as its time to first token.
+//     A span whose request says it was not streamed (gen_ai.request.stream, else the other flags
+//     of itlconv, false) has none but from a timeline or gen_ai.response.time_to_first_chunk: the
+//     golden rules hold no such span, and OpenLIT writes a non-streamed call's duration as its time
+//     to first token.
 //   - A mean gap is never read as a gap: only a valid timeline has gaps and stalls.
 //
 // percentiles turns on the gap percentiles, which need a sort of the gaps.
@@ -267,15 +268,20 @@ var secondsSources = [...]struct {
 // the source's name ("" when none is present), and why the source's value was rejected.
 func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 	fs := &d.fields
-	if d.notStreamed() {
-		return 0, "", ReasonNone
-	}
 	limit := timeline.Seconds(c.End - c.Start)
-	for _, s := range secondsSources {
+	for i, s := range secondsSources {
+		if i == 1 && d.notStreamed() {
+			// Only gen_ai.response.time_to_first_chunk, otelitl's own (the client's measure, or an
+			// earlier collector's from a timeline it then dropped), stands on a call not streamed.
+			return 0, "", ReasonNone
+		}
 		if v, ok := fs.get(s.f); ok {
 			secs, why := seconds(v, s.scale, limit)
 			return secs, sourceName(s.f), why
 		}
+	}
+	if d.notStreamed() {
+		return 0, "", ReasonNone
 	}
 	if v, ok := fs.get(fLangfuseStart); ok {
 		if v.Type() != pcommon.ValueTypeStr {
@@ -299,12 +305,16 @@ func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 	return 0, "", ReasonNone
 }
 
-// notStreamed reports whether the span says its request was not streamed: a flag of
-// itlconv's, false. Its call returned whole, and what an instrumentation writes as its time to
-// first chunk is then its duration (OpenLIT).
+// notStreamed reports whether the span says its request was not streamed: a flag of itlconv's,
+// false. Its call returned whole, and what an instrumentation writes as its time to first chunk is
+// then its duration (OpenLIT). The semantic conventions' gen_ai.request.stream, when a boolean,
+// decides alone; the older flags only without it.
 func (d *Decoder) notStreamed() bool {
 	fs := &d.fields
-	for _, f := range [...]field{fStream, fIsStream, fIsStreaming, fLLMIsStreaming} {
+	if v, ok := fs.get(fStream); ok && v.Type() == pcommon.ValueTypeBool {
+		return !v.Bool()
+	}
+	for _, f := range [...]field{fIsStream, fIsStreaming, fLLMIsStreaming} {
 		if v, ok := fs.get(f); ok && v.Type() == pcommon.ValueTypeBool && !v.Bool() {
 			return true
 		}

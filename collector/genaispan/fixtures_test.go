@@ -172,6 +172,37 @@ func TestNotStreamed(t *testing.T) {
 		}
 	}
 
+	// gen_ai.request.stream, the conventions' flag, decides over the older ones; and otelitl's own
+	// gen_ai.response.time_to_first_chunk (an earlier collector's, from a timeline it dropped)
+	// stands whatever a flag says.
+	for _, c := range []struct {
+		name  string
+		set   func(a pcommon.Map)
+		ttfts int
+	}{
+		{"stream true over llm.is_streaming false", func(a pcommon.Map) {
+			a.PutBool(itlconv.RequestStreamKey, true)
+			a.PutBool(itlconv.LLMIsStreamingKey, false)
+		}, 1},
+		{"our own time to first chunk on a call not streamed", func(a pcommon.Map) {
+			a.PutBool(itlconv.RequestStreamKey, false)
+			a.PutDouble("gen_ai.response.time_to_first_chunk", 0.25)
+		}, 1},
+		{"a string false is no flag", func(a pcommon.Map) { a.PutStr(itlconv.RequestStreamKey, "false") }, 1},
+	} {
+		td := ptrace.NewTraces()
+		openlit.CopyTo(td)
+		pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+			if _, ok := span.Attributes().Get(itlconv.ServerTimeToFirstTokenKey); ok {
+				span.Attributes().Remove(itlconv.RequestStreamKey)
+				c.set(span.Attributes())
+			}
+		})
+		if got := read(td); len(got.ttfts) != c.ttfts {
+			t.Errorf("%s: time to first chunk %v, want %d", c.name, got.ttfts, c.ttfts)
+		}
+	}
+
 	// A timeline shows a stream whatever a flag says: its first arrival is the time to first chunk.
 	td, err := golden.ReadTraces(golden.Dir() + "/cases/events-basic.otlp.json")
 	if err != nil {

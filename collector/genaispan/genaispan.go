@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -861,8 +862,12 @@ func ErrorType(span ptrace.Span) string {
 		switch v.Type() {
 		case pcommon.ValueTypeInt:
 			code = v.Int()
+		case pcommon.ValueTypeDouble:
+			if f := v.Double(); f == math.Trunc(f) && f >= 0 && f < 1000 {
+				code = int64(f)
+			}
 		case pcommon.ValueTypeStr:
-			code, _ = strconv.ParseInt(v.Str(), 10, 64)
+			code, _ = strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64)
 		}
 		if code >= 400 && code <= 599 {
 			return strconv.FormatInt(code, 10)

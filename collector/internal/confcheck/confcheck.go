@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func Bools(conf *confmap.Conf, keys ...string) error {
 		switch v := conf.Get(k).(type) {
 		case bool:
 		case string:
-			return fmt.Errorf("%s: %q is not true or false; write true or false, without quotes", Name(k), v)
+			return fmt.Errorf("%s: %q is not true or false; write true or false (in quotes, or from a variable set to anything else, it is text)", Name(k), v)
 		case nil:
 			return fmt.Errorf("%s: has no value; write true or false, or leave the key out for its default", Name(k))
 		default:
@@ -97,21 +98,31 @@ func Units(conf *confmap.Conf, keys ...string) error {
 			n := strings.TrimSpace(v)
 			if f, err := strconv.ParseFloat(n, 64); err == nil && f != 0 && !math.IsInf(f, 0) && !math.IsNaN(f) {
 				return fmt.Errorf("%s: %q has no unit; write it with one, such as %ss or %sms", show, v, n, n)
-			} else if err == nil {
-				continue // "0": the decoder's to judge
+			} else if err == nil && v != "0" {
+				return fmt.Errorf("%s: %q has no unit; write 0s", show, v)
 			}
-			if _, err := time.ParseDuration(n); err != nil {
-				return fmt.Errorf("%s: %q is not a duration; write a number with its unit (ns, us, ms, s, m, h), such as 250ms, 15s or 1m30s", show, v)
+			// As the decoder reads it: untrimmed, so that " 15s" is named here, not cut off there.
+			if _, err := time.ParseDuration(v); err != nil {
+				if durationSyntax.MatchString(n) && n == v {
+					return fmt.Errorf("%s: %q is beyond the longest duration there is (about 292 years); write a shorter one", show, v)
+				}
+				return fmt.Errorf("%s: %q is not a duration; write a number with its unit (ns, us, ms, s, m, h), without spaces, such as 250ms, 15s or 1m30s", show, v)
 			}
 		case nil:
 			if conf.IsSet(k) {
 				// An empty value would decode as 0, and its error would name a 0s nobody wrote.
 				return fmt.Errorf("%s: has no value; write a duration such as 250ms or 15s, or leave the key out for its default", show)
 			}
+		case []any, map[string]any:
+			return fmt.Errorf("%s: %v is not a duration; write one value, such as 250ms or 15s", show, v)
 		}
 	}
 	return nil
 }
+
+// durationSyntax matches what time.ParseDuration reads, whatever the size: a duration it refuses
+// that matches is too long.
+var durationSyntax = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // Whole refuses a number with a fraction for a setting that counts: the decoder would cut
 // "max_chunks: 1.5" to 1 without a word, a setting nobody wrote. conf is a component's

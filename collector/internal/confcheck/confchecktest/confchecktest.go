@@ -50,10 +50,17 @@ func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 		if err := unmarshal(k, 0); strings.Contains(fmt.Sprint(err), "no unit") {
 			t.Errorf("%s: 0 gave %v; zero needs no unit", k, err)
 		}
-		for v, want := range map[any]string{"fast": `: "fast" is not a duration; write a number with its unit`, nil: ": has no value; write a duration"} {
+		for v, want := range map[any]string{
+			"fast": `: "fast" is not a duration; write a number with its unit`, nil: ": has no value; write a duration",
+			" 15s": `: " 15s" is not a duration`, "15s\n": `: "15s\n" is not a duration`, "0.0": `: "0.0" has no unit; write 0s`,
+			"9999999999h": `: "9999999999h" is beyond the longest duration`,
+		} {
 			if err := unmarshal(k, v); err == nil || !strings.Contains(err.Error(), confcheck.Name(k)+want) {
 				t.Errorf("%s: %v gave %v, want an error with %q", k, v, err, confcheck.Name(k)+want)
 			}
+		}
+		if err := unmarshal(k, []any{"5s"}); err == nil || !strings.Contains(err.Error(), confcheck.Name(k)+": [5s] is not a duration") {
+			t.Errorf("%s: [5s] gave %v, want an error naming the setting", k, err)
 		}
 	}
 	bools := confcheck.BoolKeys(reflect.TypeOf(newConfig()).Elem())
@@ -61,7 +68,7 @@ func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 		t.Fatalf("no boolean setting found; the configuration has some")
 	}
 	for _, k := range bools {
-		for v, want := range map[any]string{"yes": `: "yes" is not true or false; write true or false, without quotes`, 1: ": 1 is not true or false", nil: ": has no value"} {
+		for v, want := range map[any]string{"yes": `: "yes" is not true or false; write true or false`, 1: ": 1 is not true or false", nil: ": has no value"} {
 			if err := unmarshal(k, v); err == nil || !strings.Contains(err.Error(), confcheck.Name(k)+want) {
 				t.Errorf("%s: %v gave %v, want an error with %q", k, v, err, confcheck.Name(k)+want)
 			}
