@@ -212,9 +212,27 @@ func (s *envSources) explain(err error) string {
 	}
 	s.mu.Unlock()
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].key() < refs[j].key() })
+	// A host and a port set apart (the collector's telemetry: host, port) print as one address.
+	together := map[string]bool{}
+	byKey := map[string]envSource{}
+	for _, r := range refs {
+		byKey[r.key()] = r
+	}
+	for _, r := range refs {
+		if n := len(r.path); n > 1 && r.path[n-1] == "host" {
+			parent := envSource{path: r.path[:n-1]}
+			port, ok := byKey[parent.key()+"::port"]
+			if ok && !r.secret() && wholeIn(text, expand(r.raw)+":"+expand(port.raw)) {
+				together[r.key()], together[port.key()] = true, true
+			}
+		}
+	}
 	var lines []string
 	seen := map[string]bool{}
 	for _, r := range refs {
+		if strings.Contains(text, r.path[len(r.path)-1]+": not a setting") {
+			continue // a misspelled key: the fix is in the file, whatever its value
+		}
 		var named []string
 		for _, v := range r.vars {
 			if strings.Contains(text, v.name) {
@@ -223,7 +241,7 @@ func (s *envSources) explain(err error) string {
 			}
 			named = append(named, describe(v, r.secret()))
 		}
-		if len(named) == 0 || !(r.keyIn(text) || r.valueIn(text)) {
+		if len(named) == 0 || !(r.keyIn(text) || r.valueIn(text) || together[r.key()]) {
 			continue
 		}
 		line := fmt.Sprintf("  %s is %q in %s: %s", r.key(), r.raw, r.doc, strings.Join(named, "; "))
@@ -311,9 +329,12 @@ func (r envSource) keyIn(text string) bool {
 // bind error. Short values (a port alone, true) are too common to tell apart.
 func (r envSource) valueIn(text string) bool {
 	val := expand(r.raw)
-	if len(val) < 6 || r.secret() {
-		return false
-	}
+	return len(val) >= 6 && !r.secret() && wholeIn(text, val)
+}
+
+// wholeIn reports whether text prints val whole: not inside a longer value (127.0.0.1 in
+// 127.0.0.1:8889, :4317 in :43170).
+func wholeIn(text, val string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], val)
 		if j < 0 {

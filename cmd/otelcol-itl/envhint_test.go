@@ -198,3 +198,21 @@ connectors: {itl_metrics: {metrics_flush_interval: "${env:ITL_TEST_V:-${env:ITL_
 		}
 	}
 }
+
+// TestExplainTelemetryAndTypos: a busy telemetry port, whose host and port are set apart, is
+// traced to both variables; a misspelled key gets no variable trailer (the fix is in the file).
+// Found by a newcomer running two shipped configs at once.
+func TestExplainTelemetryAndTypos(t *testing.T) {
+	s := noted(t, `{
+service: {telemetry: {metrics: {readers: [{pull: {exporter: {prometheus: {host: "${env:ITL_TEST_THOST:-127.0.0.1}", port: "${env:ITL_TEST_TPORT:-8888}"}}}}]}}},
+connectors: {itl_metrics: {metrics_flush_intervall: "${env:ITL_FLUSH_INTERVAL}"}}}`)
+	got := s.explain(errors.New("failed to create meter provider: binding address 127.0.0.1:8888 for Prometheus exporter: listen tcp 127.0.0.1:8888: bind: address already in use"))
+	for _, w := range []string{`prometheus::host is "${env:ITL_TEST_THOST:-127.0.0.1}"`, `prometheus::port is "${env:ITL_TEST_TPORT:-8888}"`, `ITL_TEST_TPORT is unset, so its default "8888" applies`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("explanation lacks %q:\n%s", w, got)
+		}
+	}
+	if got := s.explain(errors.New("'connectors' error reading configuration for \"itl_metrics\": '' metrics_flush_intervall: not a setting; did you mean metrics_flush_interval?")); got != "" {
+		t.Errorf("a misspelled key explained as a variable's:\n%s", got)
+	}
+}
