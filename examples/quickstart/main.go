@@ -66,7 +66,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.concurrency, "concurrency", 48, "generations streaming at once")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulated servers and prompts")
 	fs.StringVar(&o.serve, "serve", "", "keep generating until interrupted and expose the metrics for Prometheus at this address, e.g. 127.0.0.1:8889")
-	fs.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC to this collector (host:port) instead of the embedded one")
+	fs.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC, in plain text, to this collector (host:port, its OTLP/gRPC port: 4317 by default) instead of the embedded one")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -143,7 +143,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		return err
 	}
 	if col == nil {
-		fmt.Fprintf(out, "spans sent to %s; its itl_metrics connector derives the metrics.\n", endpoint)
+		fmt.Fprintf(out, "spans sent to %s; its itl_metrics connector derives the metrics and sends them at its next flush (every 15 s in the shipped configs, ITL_FLUSH_INTERVAL): with exporter-config/prometheus.yaml, at http://127.0.0.1:8889/metrics.\n", endpoint)
 		return nil
 	}
 	// Stopping the collector flushes the connector into the sink: the table covers every span.

@@ -117,11 +117,6 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	return p, p.Shutdown, desc, nil
 }
 
-// Hint returns mismatch's hint for err, an export's error over proto ("grpc" or "http/protobuf"),
-// sent in plain text when plain is true: for programs that set up their exporter themselves, such
-// as the examples, and say why spans did not arrive. "" when it knows no better.
-func Hint(err error, proto string, plain bool) string { return mismatch(err, proto, plain) }
-
 // mismatch is a hint for an export error that comes of speaking to a receiver in a way it does not
 // speak: one OTLP protocol to the other's port, or with TLS to a port without it, or the other way
 // round; or of speaking to a port where nothing listens. The errors name neither the ports nor the

@@ -13,8 +13,6 @@ import (
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/otelitl/itl/internal/otlpenv"
 )
 
 // Exporter exports spans over OTLP/gRPC and keeps the first error.
@@ -70,9 +68,21 @@ func (e *Exporter) Err() error {
 	if e.first == nil {
 		return nil
 	}
-	hint := otlpenv.Hint(e.first, "grpc", true)
-	if hint == "" {
-		hint = " (is one listening there?)"
+	return fmt.Errorf("%d spans did not reach the collector at %s (%s): %w", e.failed, e.endpoint, hint(e.first), e.first)
+}
+
+// hint says what to change for an export's error. The examples send OTLP/gRPC in plain text to
+// -endpoint, whatever the OTEL_EXPORTER_OTLP_* variables say, so the fix is always the endpoint
+// or the collector's receiver.
+func hint(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "connection refused"):
+		return "nothing listens there: start a collector, or leave -endpoint out to use the embedded one"
+	case strings.Contains(msg, "error reading server preface: EOF"), strings.Contains(msg, "error reading server preface: connection reset"):
+		return "the endpoint closed the connection at once, as a receiver that expects TLS does: the examples send plain-text OTLP/gRPC, so give them a receiver without a tls section"
+	case strings.Contains(msg, "server preface"):
+		return "the endpoint does not speak HTTP/2, as an OTLP/HTTP receiver does not: give -endpoint the collector's OTLP/gRPC port, 4317 by default"
 	}
-	return fmt.Errorf("%d spans did not reach the collector at %s%s: %w", e.failed, e.endpoint, hint, e.first)
+	return "is an OTLP/gRPC receiver listening there, without TLS?"
 }

@@ -78,7 +78,7 @@ func TestHTTPPort(t *testing.T) {
 	}
 	defer func() { _ = exp.Shutdown(context.Background()) }()
 	_ = exp.ExportSpans(context.Background(), tracetest.SpanStubs{{Name: "x"}}.Snapshots())
-	if err := exp.Err(); err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2, as an OTLP/HTTP receiver does not") {
+	if err := exp.Err(); err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2, as an OTLP/HTTP receiver does not: give -endpoint the collector's OTLP/gRPC port") || strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP") {
 		t.Errorf("error %v, want the hint that the port is OTLP/HTTP's", err)
 	}
 }
