@@ -397,6 +397,7 @@ func testIntake(t *testing.T, in intake) {
 	}
 
 	checkDashboard(t, prom)
+	checkREADMEQueries(t, prom)
 
 	// The throughput query of the README: the rate of the output token sum. The second half's
 	// tokens arrived within the window; Prometheus extrapolates rate() to the window's edges, so it
@@ -427,6 +428,29 @@ func waitForCount(t *testing.T, prom string, n int) {
 	}
 	names := promQuery(t, prom, `count by (__name__) ({__name__=~"gen_ai_.+|otelitl_.+"})`, "__name__")
 	t.Fatalf("Prometheus holds %v generations after 60s, want %d; series names: %v", got, n, names)
+}
+
+// checkREADMEQueries runs every query of the README's promql blocks (one a line) against the real
+// Prometheus: each must parse and return a series per model, so that the README cannot drift from
+// the metric names either.
+func checkREADMEQueries(t *testing.T, prom string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := 0
+	for _, block := range regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+		for _, q := range strings.Split(strings.TrimSpace(block[1]), "\n") {
+			if res := promQuery(t, prom, q, "gen_ai_request_model"); len(res) == 0 {
+				t.Errorf("README query returned no series: %s", q)
+			}
+			queries++
+		}
+	}
+	if queries < 4 {
+		t.Errorf("only %d README queries checked", queries)
+	}
 }
 
 // checkDashboard runs every query of the shipped Grafana dashboard against the real Prometheus:

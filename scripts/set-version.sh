@@ -30,8 +30,8 @@ replace "s/(BuildInfo: component.BuildInfo\{.*Version: \")[^\"]*/\1$plain/" benc
 # distribution's own version.
 replace "s#(gomod: github.com/otelitl/itl/[a-z/]+) v[0-9][^ ]*#\1 $v#" exporter-config/builder-config.yaml README.md
 replace "s/^(  version: )[0-9][^ ]*$/\1$plain/" exporter-config/builder-config.yaml
-# The README's go mod edit for an application built against a checkout.
-replace "s#(-require=github.com/otelitl/itl/[a-z/]+)@v[0-9][^ ]*#\1@$v#" README.md
+# The README's go get for an application built against a checkout.
+replace "s#(go get github.com/otelitl/itl/[a-z/]+)@v[0-9][^ ]*#\1@$v#" README.md
 left=$(grep -nE "github.com/otelitl/itl/[a-z/]+[ @]v[0-9]" exporter-config/builder-config.yaml README.md | grep -vE "[ @]${v//./\\.}( |$)" || true)
 [ -z "$left" ] || { echo "set-version: these still name another version:" >&2; echo "$left" >&2; exit 1; }
-echo "set $v in every go.mod, otelitl/version.go, the itl_metrics connector, otelcol-itl's Version, the ocb manifest, the README's copy of it and its go mod edit; now run make check"
+echo "set $v in every go.mod, otelitl/version.go, the itl_metrics connector, otelcol-itl's Version, the ocb manifest, the README's copy of it and its go get; now run make check"

@@ -267,7 +267,7 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 // TestOneVersion: every place the release version is written agrees, as scripts/set-version.sh
 // writes it: the distribution's Version (and the benchmarks' floorcol's), the client library's and
 // the connector's scope versions, the ocb manifest's otelitl entries and dist.version with the
-// README's copy of them, and the README's go mod edit for an application.
+// README's copy of them, and the README's go get for an application.
 func TestOneVersion(t *testing.T) {
 	read := func(path string) string {
 		b, err := os.ReadFile(filepath.Join("..", "..", path))
@@ -301,10 +301,10 @@ func TestOneVersion(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^  version: (\S+)$`).FindStringSubmatch(read("exporter-config/builder-config.yaml")); m == nil || m[1] != Version {
 		t.Errorf("builder-config.yaml: dist.version %v, want %s", m, Version)
 	}
-	// The README's go mod edit for an application built against a checkout.
-	requires := regexp.MustCompile(`-require=github.com/otelitl/itl/[a-z/]+@v(\S+)`).FindAllStringSubmatch(read("README.md"), -1)
+	// The README's go get for an application built against a checkout.
+	requires := regexp.MustCompile(`go get github.com/otelitl/itl/[a-z/]+@v(\S+)`).FindAllStringSubmatch(read("README.md"), -1)
 	if len(requires) == 0 {
-		t.Error("README.md: no go mod edit -require of the library")
+		t.Error("README.md: no go get of the library at a version")
 	}
 	for _, m := range requires {
 		if m[1] != Version {
