@@ -54,7 +54,8 @@ func TestMistakes(t *testing.T) {
 	dead := refused.Addr(t)
 	closed := "http://" + dead + "/v1"
 	for _, c := range []struct{ base, model, want string }{
-		{u, "fake-gpt", "OPENAI_BASE_URL is the API root, which ends in /v1"},
+		{u, "fake-gpt", "OPENAI_BASE_URL is the API root, which ends in /v1 (" + u + "/v1 for this server)"},
+		{strings.TrimPrefix(u, "http://") + "/v1", "fake-gpt", "OPENAI_BASE_URL=" + strings.TrimPrefix(u, "http://") + "/v1: give the base URL with its scheme and host"},
 		{u + "/v1", "gpt-4o", "does not exist or you do not have access to it.\n  hint: the server does not serve the model \"gpt-4o\""},
 		{closed, "fake-gpt", "hint: nothing listens at " + closed + ": start a fakellm there (go run ./examples/fakellm -addr " + dead + ")"},
 	} {

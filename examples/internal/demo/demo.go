@@ -78,6 +78,10 @@ var (
 // endpoint), or starts fakellm in the process and returns its. It says which on w.
 func (a API) BaseURL(w io.Writer) (string, func(), error) {
 	if u := os.Getenv(a.URLVar); u != "" {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			// The SDKs' own message is a URL parser's, which names neither the variable nor the fix.
+			return "", nil, fmt.Errorf("%s=%s: give the base URL with its scheme and host, such as http://127.0.0.1:8000%s for a fakellm on port 8000", a.URLVar, u, a.Root)
+		}
 		fmt.Fprintf(w, "%s=%s: asking that server (unset it to run fakellm inside this example)\n", a.URLVar, u)
 		return u, func() {}, nil
 	}
@@ -117,15 +121,24 @@ func (a API) Explain(err error, base, model string, status int, message string) 
 	case status == http.StatusNotFound && model != "" && strings.Contains(message, model):
 		hint = fmt.Sprintf("the server does not serve the model %q: name one it serves with -model (fakellm serves %s by default)", model, strings.Join(FakellmModels, ", "))
 	case status == http.StatusNotFound && a.Root != "":
-		hint = fmt.Sprintf("the server has no such path: %s is the API root, which ends in %s (http://127.0.0.1:8000%s for a fakellm on port 8000)", a.URLVar, a.Root, a.Root)
+		hint = fmt.Sprintf("the server has no such path: %s is the API root, which ends in %s (%s for this server)", a.URLVar, a.Root, a.rootOf(base))
 	case status == http.StatusNotFound:
-		hint = fmt.Sprintf("the server has no such path: %s is the server's root, without /v1 (http://127.0.0.1:8000 for a fakellm on port 8000)", a.URLVar)
+		hint = fmt.Sprintf("the server has no such path: %s is the server's root, without /v1 (%s for this server)", a.URLVar, a.rootOf(base))
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		hint = fmt.Sprintf("the server refused the API key: set %s", a.KeyVar)
 	default:
 		return err
 	}
 	return hinted{err, hint}
+}
+
+// rootOf is the base URL a.URLVar should hold for the server at base: its scheme and host, and the
+// API's root.
+func (a API) rootOf(base string) string {
+	if u, err := url.Parse(base); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Scheme + "://" + u.Host + a.Root
+	}
+	return "http://127.0.0.1:8000" + a.Root
 }
 
 // hostPort is the host and port of base, for fakellm's -addr: 127.0.0.1:8000 when base has none.
