@@ -36,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -115,11 +116,10 @@ func (it *chatIterator) Next() bool {
 func (it *chatIterator) Current() openai.ChatCompletionChunk { return it.inner.Current() }
 func (it *chatIterator) Err() error                          { return it.inner.Err() }
 
+// Close closes the stream; it may run while another goroutine calls Next, so it reads nothing the
+// stream's Next writes (a request that failed ended the generation when the stream was made).
 func (it *chatIterator) Close() error {
 	err := it.inner.Close()
-	if serr := it.inner.Err(); serr != nil { // the request itself failed
-		it.s.Done(streamErr(serr))
-	}
 	it.s.Closed()
 	return err
 }
@@ -190,21 +190,21 @@ func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc 
 type responseIterator struct {
 	inner *ssestream.Stream[responses.ResponseStreamEventUnion]
 	s     wrap.Stream
-	err   error // a response.failed or error event
+	err   atomic.Pointer[error] // a response.failed or error event; Close may read it during a Next
 }
 
 func (it *responseIterator) Next() bool {
 	if !it.inner.Next() {
 		err := streamErr(it.inner.Err())
-		if err == nil {
-			err = it.err // nil too: Done tells a completed response from a cut-off one
+		if e := it.err.Load(); err == nil && e != nil {
+			err = *e // else nil too: Done tells a completed response from a cut-off one
 		}
 		it.s.Done(err)
 		return false
 	}
 	finished, err := ObserveResponseEvent(it.s.G, it.inner.Current())
 	if err != nil {
-		it.err = err
+		it.err.Store(&err)
 	}
 	if finished {
 		it.s.MarkFinished()
@@ -215,13 +215,11 @@ func (it *responseIterator) Next() bool {
 func (it *responseIterator) Current() responses.ResponseStreamEventUnion { return it.inner.Current() }
 func (it *responseIterator) Err() error                                  { return it.inner.Err() }
 
+// Close closes the stream; it may run while another goroutine calls Next (see chatIterator.Close).
 func (it *responseIterator) Close() error {
 	err := it.inner.Close()
-	if serr := it.inner.Err(); serr != nil { // the request itself failed
-		it.s.Done(streamErr(serr))
-	}
-	if it.err != nil {
-		it.s.Done(it.err)
+	if e := it.err.Load(); e != nil {
+		it.s.Done(*e)
 	}
 	it.s.Closed()
 	return err

@@ -429,3 +429,29 @@ func TestFinishedThenCut(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseDuringNext: Close while another goroutine is in Next (a cancellation path) reads
+// nothing Next writes: run under -race. One span, cancelled.
+func TestCloseDuringNext(t *testing.T) {
+	srv := wraptest.NewServer(t, chatEvents, gap)
+	in, exp := wraptest.Tracing(t)
+	c := client(srv)
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams)
+	read := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; stream.Next(); i++ {
+			if i == 1 {
+				close(read)
+			}
+		}
+	}()
+	<-read
+	_ = stream.Close()
+	<-done
+	wraptest.WaitSpan(exp)
+	if _, a := wraptest.OneSpan(t, exp); a[semconv.ErrorTypeKey].AsString() != "cancelled" {
+		t.Errorf("error.type %q, want cancelled", a[semconv.ErrorTypeKey].AsString())
+	}
+}
