@@ -7,7 +7,7 @@
 //
 //	go run ./examples/quickstart                      # about 15 seconds
 //	go run ./examples/quickstart -generations 1000 -concurrency 100
-//	go run ./examples/quickstart -serve 127.0.0.1:8889  # keep going; Prometheus scrapes the metrics
+//	go run ./examples/quickstart -serve 127.0.0.1:9464  # keep going; Prometheus scrapes the metrics
 //	go run ./examples/quickstart -endpoint host:4317   # send to your own collector instead
 package main
 
@@ -65,7 +65,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.generations, "generations", 240, "generations to simulate (ignored with -serve, which runs until interrupted)")
 	fs.IntVar(&o.concurrency, "concurrency", 48, "generations streaming at once")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the simulated servers and prompts")
-	fs.StringVar(&o.serve, "serve", "", "keep generating until interrupted and expose the metrics for Prometheus at this address, e.g. 127.0.0.1:8889")
+	fs.StringVar(&o.serve, "serve", "", "keep generating until interrupted and expose the metrics for Prometheus at this address, e.g. 127.0.0.1:9464 (prometheus.yaml's collector takes 8889)")
 	fs.StringVar(&o.endpoint, "endpoint", "", "send spans over OTLP/gRPC, in plain text, to this collector (host:port, its OTLP/gRPC port: 4317 by default) instead of the embedded one")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -121,6 +121,9 @@ var pickPort = func(host string) (string, error) {
 func Start(o Options) (*Collector, error) {
 	serve := o.Serve
 	if serve != "" {
+		if _, _, err := net.SplitHostPort(serve); err != nil {
+			return nil, fmt.Errorf("-serve %s: give a host and a port, such as 127.0.0.1:9464 (:9464 for every interface)", serve)
+		}
 		// Tried here, so that a port in use is one message that says what to do, not also the
 		// collector's own log line of a component that failed to start.
 		l, err := net.Listen("tcp", serve)
@@ -151,6 +154,11 @@ func Start(o Options) (*Collector, error) {
 		c, err := start(o, endpoint, s)
 		if err != nil && errors.Is(err, syscall.EADDRINUSE) && i < attempts {
 			continue
+		}
+		if err == nil {
+			if host, port, _ := net.SplitHostPort(c.Serve); host == "" || net.ParseIP(host).IsUnspecified() {
+				c.Serve = net.JoinHostPort("127.0.0.1", port) // every interface, this machine's among them: an address to open
+			}
 		}
 		return c, err
 	}

@@ -73,3 +73,20 @@ func TestServePortZero(t *testing.T) {
 		t.Errorf("GET /metrics at %s: %s", c.Serve, resp.Status)
 	}
 }
+
+// TestServeForms: -serve without a host and port is refused naming the form, where a bare port
+// was told to take another address; ":port" (every interface) is announced as an address on
+// this machine, where it was announced as http://:port.
+func TestServeForms(t *testing.T) {
+	if _, err := Start(Options{Serve: "9464"}); err == nil || !strings.Contains(err.Error(), "-serve 9464: give a host and a port, such as 127.0.0.1:9464") {
+		t.Errorf("error %v, want one naming the form", err)
+	}
+	c, err := Start(Options{Serve: ":0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if !strings.HasPrefix(c.Serve, "127.0.0.1:") {
+		t.Errorf("announced %q, want 127.0.0.1:port", c.Serve)
+	}
+}
