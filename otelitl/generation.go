@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/otelitl/itl/itlconv"
@@ -558,8 +557,9 @@ func (g *Generation) writeSpan(r *result) {
 	g.span.End(trace.WithTimestamp(g.start.Add(time.Duration(r.end))))
 }
 
-// metricAttrs returns the attributes every metric of the generation carries besides the operation
-// and the provider, and the set of all of them.
+// metricAttrs returns the attributes every metric of the generation carries, the operation and the
+// provider among them, and their set. A provider the application did not name is left out, as on
+// the span, not recorded as "".
 func (g *Generation) metricAttrs() ([]attribute.KeyValue, attribute.Set) {
 	attrs := make([]attribute.KeyValue, 0, 6)
 	if g.model != "" {
@@ -574,8 +574,16 @@ func (g *Generation) metricAttrs() ([]attribute.KeyValue, attribute.Set) {
 	if g.port > 0 {
 		attrs = append(attrs, semconv.ServerPort(g.port))
 	}
-	base := append(attrs[:len(attrs):len(attrs)], semconv.GenAIOperationNameKey.String(g.operation), semconv.GenAIProviderNameKey.String(g.provider))
-	return attrs, attribute.NewSet(base...)
+	attrs = append(attrs, semconv.GenAIOperationNameKey.String(g.operation))
+	if g.provider != "" {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(g.provider))
+	}
+	return attrs, attribute.NewSet(attrs...)
+}
+
+// with returns the set of attrs and more.
+func with(attrs []attribute.KeyValue, more ...attribute.KeyValue) attribute.Set {
+	return attribute.NewSet(append(attrs[:len(attrs):len(attrs)], more...)...)
 }
 
 // recordMetrics records the client metrics of a CLIENT generation.
@@ -583,8 +591,6 @@ func (g *Generation) recordMetrics(r *result) {
 	m := g.in.metrics
 	ctx := g.ctx
 	tl := r.tl
-	op := genaiconv.OperationNameAttr(g.operation)
-	prov := genaiconv.ProviderNameAttr(g.provider)
 	attrs, set := g.metricAttrs()
 
 	if r.ttft >= 0 {
@@ -599,12 +605,12 @@ func (g *Generation) recordMetrics(r *result) {
 		}
 	}
 	if r.failed {
-		m.duration.Record(ctx, timeline.Seconds(r.end), op, prov, append(attrs[:len(attrs):len(attrs)], r.errType)...)
+		m.duration.RecordSet(ctx, timeline.Seconds(r.end), with(attrs, r.errType))
 	} else {
 		m.duration.RecordSet(ctx, timeline.Seconds(r.end), set)
 	}
 	if g.usageIn >= 0 {
-		m.tokens.Record(ctx, g.usageIn, op, prov, genaiconv.TokenTypeInput, attrs...)
+		m.tokens.RecordSet(ctx, g.usageIn, with(attrs, semconv.GenAITokenTypeInput))
 	}
 	// The output tokens are the provider's usage; without it, the chunks' sum, but only when every
 	// chunk received was recorded: with some dropped the sum would claim a count nobody knows.
@@ -613,7 +619,7 @@ func (g *Generation) recordMetrics(r *result) {
 		out = tl.TokenSum()
 	}
 	if out >= 0 {
-		m.tokens.Record(ctx, out, op, prov, genaiconv.TokenTypeOutput, attrs...)
+		m.tokens.RecordSet(ctx, out, with(attrs, semconv.GenAITokenTypeOutput))
 	}
 }
 
@@ -638,7 +644,7 @@ func (g *Generation) recordServerMetrics(r *result) {
 		}
 	}
 	if r.failed {
-		m.serverDuration.Record(ctx, timeline.Seconds(r.end), genaiconv.OperationNameAttr(g.operation), genaiconv.ProviderNameAttr(g.provider), append(attrs[:len(attrs):len(attrs)], r.errType)...)
+		m.serverDuration.RecordSet(ctx, timeline.Seconds(r.end), with(attrs, r.errType))
 	} else {
 		m.serverDuration.RecordSet(ctx, timeline.Seconds(r.end), set)
 	}

@@ -601,6 +601,55 @@ func TestClientMetrics(t *testing.T) {
 	}
 }
 
+// TestClientMetricsWithoutProvider: a generation whose provider the application did not name records
+// its metrics without gen_ai.provider.name, as its span does, not with "" (which splits a series
+// and shows as an empty label); failures and tokens alike.
+func TestClientMetricsWithoutProvider(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tp, _ := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithMeterProvider(mp))
+	for _, fail := range []error{nil, rateLimited{}} {
+		_, g := in.Start(context.Background(), otelitl.Request{Operation: "chat", Model: "manual"})
+		g.Chunk(1)
+		g.Chunk(1)
+		g.SetUsage(3, 2)
+		g.End(fail)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	points := 0
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			var sets []attribute.Set
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					sets = append(sets, dp.Attributes)
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range d.DataPoints {
+					sets = append(sets, dp.Attributes)
+				}
+			}
+			for _, set := range sets {
+				points++
+				if v, ok := set.Value("gen_ai.provider.name"); ok {
+					t.Errorf("%s: gen_ai.provider.name = %q, want none", m.Name, v.AsString())
+				}
+				if v, _ := set.Value("gen_ai.request.model"); v.AsString() != "manual" {
+					t.Errorf("%s: gen_ai.request.model = %q", m.Name, v.AsString())
+				}
+			}
+		}
+	}
+	if points < 6 {
+		t.Errorf("%d points checked, want the TTFT, gaps, two durations and two token types", points)
+	}
+}
+
 func abs(f float64) float64 {
 	if f < 0 {
 		return -f
