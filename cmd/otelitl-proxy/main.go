@@ -23,7 +23,8 @@
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL or
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: http/protobuf, the default, or grpc; _HEADERS, _TIMEOUT,
 // _INSECURE, true or false, and _CERTIFICATE as the exporters read them); otherwise nothing is exported. SIGINT or
-// SIGTERM stops the proxy: it waits up to 30 s for open streams, then flushes the spans.
+// SIGTERM stops the proxy: it waits up to 30 s for open streams, cuts those left (their spans end
+// with error.type cancelled), then flushes the spans.
 package main
 
 import (
@@ -38,6 +39,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,6 +77,8 @@ type started struct {
 	srv             *http.Server
 	l               net.Listener
 	shutdownTracing func(context.Context) error
+	inflight        *sync.WaitGroup // the requests being served
+	grace           time.Duration   // how long a shutdown waits for open streams
 }
 
 // start does what can fail before the proxy announces "listening on": it loads the TLS
@@ -113,7 +117,13 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 256
 	rt := httpitl.NewTransport(base, httpitl.WithTracerProvider(tp))
-	srv := newServer(c.addr, newHandler(c, rt, logger), logger)
+	inflight := &sync.WaitGroup{}
+	h := newHandler(c, rt, logger)
+	srv := newServer(c.addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inflight.Add(1)
+		defer inflight.Done()
+		h.ServeHTTP(w, r)
+	}), logger)
 	srv.TLSConfig = tlsConfig
 
 	l, err := net.Listen("tcp", c.addr)
@@ -125,10 +135,11 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 		scheme = "https"
 	}
 	logger.Printf("listening on %s://%s; upstreams: %s", scheme, l.Addr(), strings.Join(names, " "))
-	return &started{srv: srv, l: l, shutdownTracing: shutdownTracing}, nil
+	return &started{srv: srv, l: l, shutdownTracing: shutdownTracing, inflight: inflight, grace: 30 * time.Second}, nil
 }
 
-// serve serves until ctx is done, then waits up to 30 s for open streams and flushes the spans.
+// serve serves until ctx is done, then waits up to p.grace for open streams, cuts those left, and
+// flushes the spans.
 func (p *started) serve(ctx context.Context, logger *log.Logger) error {
 	errc := make(chan error, 1)
 	go func() {
@@ -143,10 +154,23 @@ func (p *started) serve(ctx context.Context, logger *log.Logger) error {
 		return err
 	case <-ctx.Done():
 	}
-	logger.Print("shutting down: waiting for open streams (30 s at most), then flushing spans")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	logger.Printf("shutting down: waiting for open streams (%s at most), then flushing spans", p.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), p.grace)
 	defer cancel()
 	serr := p.srv.Shutdown(sctx)
+	if errors.Is(serr, context.DeadlineExceeded) {
+		// Streams still open: close their connections, which ends their generations (error.type
+		// cancelled), and give their handlers a moment to end them, so that the flush below
+		// carries their spans instead of losing them.
+		_ = p.srv.Close()
+		done := make(chan struct{})
+		go func() { p.inflight.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		serr = fmt.Errorf("streams still open after %s were cut; their spans end with error.type cancelled", p.grace)
+	}
 	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer fcancel()
 	if err := p.shutdownTracing(fctx); err != nil {

@@ -13,10 +13,12 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,4 +136,48 @@ func writeCert(t *testing.T) (certFile, keyFile string) {
 		t.Fatal(err)
 	}
 	return certFile, keyFile
+}
+
+// TestShutdownCutsOpenStreams: a stream still open when the shutdown's grace runs out is cut, so
+// that its generation ends (cancelled) before the spans are flushed, and serve says so; before,
+// serve returned "context deadline exceeded" with the stream's generation never ended, its span
+// lost.
+func TestShutdownCutsOpenStreams(t *testing.T) {
+	noOTLP(t)
+	var seen, gone atomic.Int32
+	upstream := httptest.NewServer(endlessUpstream(&seen, &gone))
+	defer upstream.Close()
+	up, _ := url.Parse(upstream.URL)
+	p, err := start(context.Background(), config{addr: "127.0.0.1:0", upstream: map[string]*url.URL{"openai": up}}, log.New(io.Discard, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.grace = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.serve(ctx, log.New(io.Discard, "", 0)) }()
+	res, err := http.Post("http://"+p.l.Addr().String()+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	go func() { _, _ = io.Copy(io.Discard, res.Body) }()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "streams still open after 300ms were cut") {
+			t.Errorf("serve: %v, want the cut streams named", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for gone.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if seen.Load() != 1 || gone.Load() != 1 {
+		t.Errorf("upstream saw %d requests and %d leave, want the stream ended", seen.Load(), gone.Load())
+	}
 }

@@ -112,7 +112,14 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	desc = fmt.Sprintf("%s (%s)", to, proto)
 	plain := strings.HasPrefix(to, "http://")
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logf("exporting spans to %s: %v%s", desc, err, mismatch(err, proto, plain)) }))
-	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(res)}
+	if strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER")) == "" {
+		// A recorder records every generation: the SDK's default follows the caller's sampling
+		// decision, and an application sampling 10% of its traces would get a tenth of its
+		// generations recorded, silently. OTEL_TRACES_SAMPLER, when set, decides instead.
+		opts = append(opts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	}
+	p := sdktrace.NewTracerProvider(opts...)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return p, p.Shutdown, desc, nil
 }

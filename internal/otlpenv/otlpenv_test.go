@@ -595,3 +595,31 @@ func export(t *testing.T, record func(trace.TracerProvider)) []string {
 	defer mu.Unlock()
 	return append([]string(nil), logged...)
 }
+
+// TestRecordsUnsampledCallers: a generation whose caller's traceparent says "not sampled" is still
+// recorded (the proxy's and fakellm's job is to record every one); OTEL_TRACES_SAMPLER, when set,
+// decides instead. Before, an application sampling a tenth of its traces got a tenth of its
+// generations recorded, silently.
+func TestRecordsUnsampledCallers(t *testing.T) {
+	parent := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, Remote: true, // TraceFlags 0: not sampled
+	})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
+	for sampler, want := range map[string]bool{"": true, "parentbased_always_on": false} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+		t.Setenv("OTEL_TRACES_SAMPLER", sampler)
+		tp, shutdown, _, err := Tracing(context.Background(), "svc", ignore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tp.Tracer("t").Start(ctx, "chat m")
+		if got := span.SpanContext().IsSampled(); got != want {
+			t.Errorf("OTEL_TRACES_SAMPLER=%q: sampled %v under an unsampled caller, want %v", sampler, got, want)
+		}
+		span.End()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = shutdown(sctx)
+		cancel()
+	}
+}
