@@ -108,16 +108,8 @@ processors: {itl: {stall_threshold: "${env:ITL_TEST_UNSET}"}}}`)
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := s.explain(errors.New(c.err))
-			if len(c.want) == 0 {
-				if got != "" {
-					t.Errorf("explanation %q, want none", got)
-				}
+			if !checkExplained(t, got, c.want) {
 				return
-			}
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("explanation lacks %q:\n%s", w, got)
-				}
 			}
 			if strings.Contains(got, "s3cr3t") {
 				t.Errorf("the explanation shows a secret:\n%s", got)
@@ -171,17 +163,7 @@ connectors: {itl_metrics: {metrics_flush_interval: "${env:ITL_TEST_V:-${env:ITL_
 			if strings.Contains(got, "SECRET1") {
 				t.Fatalf("the explanation shows a secret:\n%s", got)
 			}
-			if len(c.want) == 0 {
-				if got != "" {
-					t.Errorf("explanation %q, want none", got)
-				}
-				return
-			}
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("explanation lacks %q:\n%s", w, got)
-				}
-			}
+			checkExplained(t, got, c.want)
 		})
 	}
 	// The value as the resolver makes it: escaped dollars halved, a default's references expanded.
@@ -215,4 +197,22 @@ connectors: {itl_metrics: {metrics_flush_intervall: "${env:ITL_FLUSH_INTERVAL}"}
 	if got := s.explain(errors.New("'connectors' error reading configuration for \"itl_metrics\": '' metrics_flush_intervall: not a setting; did you mean metrics_flush_interval?")); got != "" {
 		t.Errorf("a misspelled key explained as a variable's:\n%s", got)
 	}
+}
+
+// checkExplained checks an explanation: none when want is empty, else one holding every line of
+// want. It reports whether there was one to check further.
+func checkExplained(t *testing.T, got string, want []string) bool {
+	t.Helper()
+	if len(want) == 0 {
+		if got != "" {
+			t.Errorf("explanation %q, want none", got)
+		}
+		return false
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("explanation lacks %q:\n%s", w, got)
+		}
+	}
+	return true
 }
