@@ -115,14 +115,19 @@ func (s *Stream) Watch(ctx context.Context) {
 	if ctx.Done() == nil {
 		return // a context that never ends
 	}
-	stop := context.AfterFunc(ctx, func() {
-		if s.finished.Load() {
-			s.G.End(nil)
-			return
-		}
-		s.G.End(ctx.Err())
-	})
+	stop := context.AfterFunc(ctx, func() { s.end(ctx.Err()) })
 	s.stop.Store(&stop)
+}
+
+// end ends the generation with err, or without error once the reply finished: what fails after
+// the reply's end marker (a context cancelled, a connection cut, the stream closed before the last
+// bytes were read) is no failure of the reply, as httpitl has it, and whichever of them came first
+// must not decide the span.
+func (s *Stream) end(err error) {
+	if s.finished.Load() {
+		err = nil
+	}
+	s.G.End(err)
 }
 
 // unwatch stops Watch's callback: the stream ended first.
@@ -145,17 +150,12 @@ func (s *Stream) Finished() bool { return s.finished.Load() }
 func (s *Stream) Done(err error) {
 	s.unwatch()
 	switch {
-	case s.finished.Load():
-		// What fails after the reply's end marker (a context cancelled, a connection cut before
-		// the last bytes were read) is no failure of the reply, as httpitl has it; and whether the
-		// context's end or the stream's error came first must not decide the span.
-		err = nil
 	case err == nil:
 		err = ErrIncomplete
 	case cutOff(err):
 		err = &TypedError{Err: err, Type: itlconv.ErrorTypeIncompleteStream}
 	}
-	s.G.End(err)
+	s.end(err)
 }
 
 // cutOff reports whether err is the connection failing under the stream (reset, closed, the body
@@ -181,9 +181,5 @@ func cutOff(err error) bool {
 // keeps its first End.
 func (s *Stream) Closed() {
 	s.unwatch()
-	if s.finished.Load() {
-		s.G.End(nil)
-		return
-	}
-	s.G.End(ErrClosedEarly)
+	s.end(ErrClosedEarly)
 }
