@@ -269,18 +269,19 @@ var secondsSources = [...]struct {
 func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 	fs := &d.fields
 	limit := timeline.Seconds(c.End - c.Start)
-	for i, s := range secondsSources {
-		if i == 1 && d.notStreamed() {
-			// Only gen_ai.response.time_to_first_chunk, otelitl's own (the client's measure, or an
-			// earlier collector's from a timeline it then dropped), stands on a call not streamed.
-			return 0, "", ReasonNone
+	// On a call not streamed only gen_ai.response.time_to_first_chunk stands: otelitl's own (the
+	// client's measure, or an earlier collector's from a timeline it then dropped).
+	notStreamed := d.notStreamed()
+	for _, s := range secondsSources {
+		if notStreamed && s.f != fTTFT {
+			continue
 		}
 		if v, ok := fs.get(s.f); ok {
 			secs, why := seconds(v, s.scale, limit)
 			return secs, sourceName(s.f), why
 		}
 	}
-	if d.notStreamed() {
+	if notStreamed {
 		return 0, "", ReasonNone
 	}
 	if v, ok := fs.get(fLangfuseStart); ok {
