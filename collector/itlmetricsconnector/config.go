@@ -196,6 +196,10 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("dimensions[%d].name: %q is an attribute the connector sets itself (%s); remove it from dimensions", i, d.Name, why))
 		}
 		seen[d.Name] = true
+		if d.Default != nil && len(*d.Default) > c.DimensionValueMaxLength && c.DimensionValueMaxLength >= minValueMaxLength {
+			errs = append(errs, fmt.Errorf("dimensions[%d].default: %d bytes, longer than dimension_value_max_length (%d), so every series would carry it cut; shorten it or raise dimension_value_max_length",
+				i, len(*d.Default), c.DimensionValueMaxLength))
+		}
 	}
 	for i, n := range c.ExcludeDimensions {
 		if !seen[n] {

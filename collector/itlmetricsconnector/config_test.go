@@ -77,6 +77,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "exemplars_off_1000"), wantErr: "exemplars.max_per_data_point: 1000 is outside [1, 100]; the default is 5"},
 		{id: component.NewIDWithName(Type, "own_dimension"), wantErr: `dimensions[0].name: "error.type" is an attribute the connector sets itself (the error of a failed generation, on the duration's points); remove it from dimensions`},
 		{id: component.NewIDWithName(Type, "bare_dimension"), wantUnmarshalErr: "dimensions[0]: gen_ai.request.model is not a dimension; write each as a map with its name (and a default, if you want one), such as - name: gen_ai.request.model\ndimensions[2]: 42 is not a dimension"},
+		{id: component.NewIDWithName(Type, "long_default"), wantErr: "dimensions[0].default: 24 bytes, longer than dimension_value_max_length (16), so every series would carry it cut; shorten it or raise dimension_value_max_length"},
 		{id: component.NewIDWithName(Type, "value_length_0"), wantErr: "dimension_value_max_length: 0 is outside [16, 4096]; the default is 256"},
 		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool]"},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -96,9 +97,25 @@ type itlMetrics struct {
 	malformed   metric.Int64Counter
 	flushErrors metric.Int64Counter
 	overflowed  metric.Int64Counter
+	recorded    metric.Int64Counter
+	bounded     metric.Int64Counter
+	expired     metric.Int64Counter
+	seriesGauge metric.Registration
+	nSeries     atomic.Int64     // len(series), for the series gauge's callback, which takes no lock
 	self        metric.AddOption // connector: the instance's id
 	reasons     map[genaispan.Reason]metric.AddOption
+	boundOpts   [numBounds]metric.AddOption
 }
+
+// Why a value was recorded in a bounded form: the bounded counter's reasons.
+const (
+	boundDimensionValue = iota // a dimension value cut to dimension_value_max_length
+	boundErrorTypeCut          // an error.type cut to itlconv.MaxErrorTypeLength bytes
+	boundErrorTypeOther        // an error.type recorded as itlconv.OtherValue, its series full
+	numBounds
+)
+
+var boundReasons = [numBounds]string{"dimension_value_truncated", "error_type_truncated", "error_type_other"}
 
 func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*itlMetrics, error) {
 	c := &itlMetrics{
@@ -152,6 +169,21 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
+	if c.recorded, err = meter.Int64Counter("otelcol_connector_itl_metrics_spans_recorded",
+		metric.WithDescription("Model calls' spans recorded into the series; spans that are not model calls are not counted."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
+	if c.bounded, err = meter.Int64Counter("otelcol_connector_itl_metrics_values_bounded",
+		metric.WithDescription("Values recorded in a bounded form, so that a series' labels stay bounded: a dimension value cut to dimension_value_max_length bytes, an error.type cut to its bound, or an error.type recorded as _OTHER because its series already holds the most error types it keeps. The reason attribute says which."),
+		metric.WithUnit("{value}")); err != nil {
+		return nil, err
+	}
+	if c.expired, err = meter.Int64Counter("otelcol_connector_itl_metrics_series_expired",
+		metric.WithDescription("Series dropped after metrics_expiration without a span; a cumulative series that comes back starts again from zero."),
+		metric.WithUnit("{series}")); err != nil {
+		return nil, err
+	}
 	// The instance's id: without it, two itl_metrics connectors in one collector count into one
 	// series (the collector adds the id itself only with its telemetry.newPipelineTelemetry gate on).
 	id := attribute.String("connector", set.ID.String())
@@ -159,12 +191,27 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	for _, r := range genaispan.Reasons {
 		c.reasons[r] = metric.WithAttributeSet(attribute.NewSet(id, attribute.String("reason", string(r))))
 	}
+	for i, r := range boundReasons {
+		c.boundOpts[i] = metric.WithAttributeSet(attribute.NewSet(id, attribute.String("reason", r)))
+	}
+	gauge, err := meter.Int64ObservableGauge("otelcol_connector_itl_metrics_series",
+		metric.WithDescription("Series the connector holds, the overflow series included: against aggregation_cardinality_limit, how close the overflow is."),
+		metric.WithUnit("{series}"))
+	if err != nil {
+		return nil, err
+	}
+	self := metric.WithAttributeSet(attribute.NewSet(id))
+	if c.seriesGauge, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(gauge, c.nSeries.Load(), self)
+		return nil
+	}, gauge); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
 func (c *itlMetrics) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
-// Start starts the flush loop.
 // Start starts the flush loop. The collector starts a component once; a second Start (a host of
 // its own, a test) starts no second loop, which would flush twice as often and close done twice.
 func (c *itlMetrics) Start(context.Context, component.Host) error {
@@ -195,6 +242,9 @@ func (c *itlMetrics) loop() {
 func (c *itlMetrics) Shutdown(ctx context.Context) error {
 	var err error
 	c.shutOnce.Do(func() {
+		if c.seriesGauge != nil {
+			_ = c.seriesGauge.Unregister() // the meter must not keep a shut-down connector alive
+		}
 		if !c.started {
 			return
 		}
@@ -213,12 +263,20 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 	b := c.batches.Get().(*batch)
 	defer c.putBatch(b)
 	now := time.Now()
+	n := 0
 	pwalk.Spans(td, func(res pcommon.Map, span ptrace.Span) {
-		if c.read(ctx, b, span, res) && b.n == len(b.spans) {
+		if !c.read(ctx, b, span, res) {
+			return
+		}
+		n++
+		if b.n == len(b.spans) {
 			c.recordBatch(b, now)
 		}
 	})
 	c.recordBatch(b, now)
+	if n > 0 {
+		c.recorded.Add(ctx, int64(n), c.self)
+	}
 	return nil
 }
 
@@ -283,7 +341,11 @@ func (c *itlMetrics) read(ctx context.Context, b *batch, span ptrace.Span, res p
 		}
 	}
 	p.call, p.attrs, p.res = call, span.Attributes(), res
-	p.errType = boundErrorType(genaispan.ErrorType(span))
+	p.errType = genaispan.ErrorType(span)
+	if len(p.errType) > itlconv.MaxErrorTypeLength {
+		c.bounded.Add(ctx, 1, c.boundOpts[boundErrorTypeCut])
+		p.errType = boundErrorType(p.errType)
+	}
 	p.ex = exemplar{ts: span.EndTimestamp(), traceID: span.TraceID(), spanID: span.SpanID()}
 	b.n++
 	return true
@@ -320,6 +382,9 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, dec *genaispan.Decoder, att
 	for i := range c.dims {
 		d := &c.dims[i]
 		if v, ok := d.lookup(call, dec, attrs, res); ok {
+			if len(v) > c.cfg.DimensionValueMaxLength {
+				c.bounded.Add(context.Background(), 1, c.boundOpts[boundDimensionValue])
+			}
 			key = appendTruncated(key, v, c.cfg.DimensionValueMaxLength)
 		} else if d.Default != nil {
 			key = appendTruncated(key, *d.Default, c.cfg.DimensionValueMaxLength)
@@ -344,6 +409,7 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, dec *genaispan.Decoder, att
 			}
 			s = c.newSeries(m, now)
 			c.series[overflowSeries] = s
+			c.nSeries.Store(int64(len(c.series)))
 		}
 		s.lastSeen = now
 		return s
@@ -363,6 +429,7 @@ func (c *itlMetrics) seriesFor(call *genaispan.Call, dec *genaispan.Decoder, att
 	}
 	s := c.newSeries(m, now)
 	c.series[string(key)] = s
+	c.nSeries.Store(int64(len(c.series)))
 	return s
 }
 
@@ -490,6 +557,7 @@ func (c *itlMetrics) duration(s *series, h int, et string) hist {
 		n++
 	}
 	if n >= maxErrorTypes-1 && et != itlconv.OtherValue {
+		c.bounded.Add(context.Background(), 1, c.boundOpts[boundErrorTypeOther])
 		return c.duration(s, h, itlconv.OtherValue)
 	}
 	d := errHist{h: h, et: et, hist: c.newHist(h)}
@@ -614,6 +682,7 @@ func (c *itlMetrics) flush(ctx context.Context) error {
 			}
 			c.resetSeries(s, ts)
 		}
+		c.nSeries.Store(int64(len(c.series)))
 	}
 	c.lastFlus = ts
 	c.expire(now)
@@ -643,10 +712,16 @@ func (c *itlMetrics) expire(now time.Time) {
 	if c.cfg.MetricsExpiration <= 0 {
 		return
 	}
+	n := 0
 	for k, s := range c.series {
 		if now.Sub(s.lastSeen) > c.cfg.MetricsExpiration && !(c.delta && s.dirty) {
 			delete(c.series, k)
+			n++
 		}
+	}
+	if n > 0 {
+		c.expired.Add(context.Background(), int64(n), c.self)
+		c.nSeries.Store(int64(len(c.series)))
 	}
 }
 

@@ -123,3 +123,13 @@ func (m meter) Float64Histogram(name string, o ...metric.Float64HistogramOption)
 	m.in.add(name)
 	return m.Meter.Float64Histogram(name, o...)
 }
+
+func (m meter) Int64ObservableGauge(name string, o ...metric.Int64ObservableGaugeOption) (metric.Int64ObservableGauge, error) {
+	m.in.add(name)
+	return m.Meter.Int64ObservableGauge(name, o...)
+}
+
+func (m meter) Int64ObservableCounter(name string, o ...metric.Int64ObservableCounterOption) (metric.Int64ObservableCounter, error) {
+	m.in.add(name)
+	return m.Meter.Int64ObservableCounter(name, o...)
+}
