@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -76,7 +77,7 @@ func main() {
 	// The error is printed once, here: cobra prints it by default, and log.Fatal would print it again.
 	cmd.SilenceErrors = true
 	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
+		fmt.Fprintln(os.Stderr, "Error:", tidy(err.Error()))
 		if hint := sources.explain(err); hint != "" {
 			fmt.Fprintln(os.Stderr, hint)
 		}
@@ -86,6 +87,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, validated)
 	}
 }
+
+// tidy takes out of a configuration error the empty name (two single quotes) that the collector's decoder puts
+// before the error of a component's own Unmarshal, so that the key stands right after the
+// component: "reading configuration for "itl_metrics": metrics_flush_interval: 15 has no unit".
+func tidy(msg string) string { return strings.ReplaceAll(msg, `: '' `, ": ") }
 
 // validated is what validate prints on success, where it printed nothing: a user could not tell a
 // check that passed from one that did not run, and it says what validate does not check.

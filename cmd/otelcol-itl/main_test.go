@@ -230,6 +230,24 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 	}
 }
 
+// A component's own decoding error follows the component's name, without the empty name (two single quotes) the
+// collector's decoder put between them.
+func TestConfigErrorKeyFollowsComponent(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
+processors: {itl: {stall_threshold: 250}}
+exporters: {debug: {}}
+service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: [debug]}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := otelcolItl(t, nil, "validate", "--config", cfg)
+	if code != 1 || !strings.Contains(out, `reading configuration for "itl": stall_threshold: 250 has no unit`) || strings.Contains(out, "''") {
+		t.Errorf("exit status %d; the key does not follow the component:\n%s", code, out)
+	}
+}
+
 // TestValidateShowsProviderLog: validate prints what the env provider logs while resolving (here,
 // that an empty variable's default took over), which the collector holds until its own logger
 // starts, which validate never does; then, as for a config without such a line, that the
