@@ -194,7 +194,7 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	for i, r := range boundReasons {
 		c.boundOpts[i] = metric.WithAttributeSet(attribute.NewSet(id, attribute.String("reason", r)))
 	}
-	gauge, err := meter.Int64ObservableGauge("otelcol_connector_itl_metrics_series",
+	gauge, err := meter.Int64ObservableGauge("otelcol_connector_itl_metrics_series_held",
 		metric.WithDescription("Series the connector holds, the overflow series included: against aggregation_cardinality_limit, how close the overflow is."),
 		metric.WithUnit("{series}"))
 	if err != nil {

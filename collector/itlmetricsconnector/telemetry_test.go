@@ -140,7 +140,7 @@ func TestSeriesGaugeAndExpiry(t *testing.T) {
 	if err := c.ConsumeTraces(context.Background(), td); err != nil {
 		t.Fatal(err)
 	}
-	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_series"); got[""] != 3 {
+	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_series_held"); got[""] != 3 {
 		t.Errorf("series gauge %v, want 3", got)
 	}
 	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_spans_recorded"); got[""] != 3 {
@@ -153,7 +153,7 @@ func TestSeriesGaugeAndExpiry(t *testing.T) {
 	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_series_expired"); got[""] != 3 {
 		t.Errorf("series expired %v, want 3", got)
 	}
-	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_series"); got[""] != 0 {
+	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_series_held"); got[""] != 0 {
 		t.Errorf("series gauge after expiry %v, want 0", got)
 	}
 }
