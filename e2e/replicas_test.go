@@ -166,25 +166,27 @@ const gatewayToken = "e2e-client-token"
 // gateway is one otelcol-itl running exporter-config/gateway.yaml.
 type gateway struct {
 	*proc
-	grpcAddr string
-	env      []string
+	grpcAddr, httpAddr string
+	env                []string
 }
 
 // startGateway runs the shipped gateway.yaml on loopback ports with TLS and the client token,
-// sending to the OTLP/HTTP backend at backend and queueing in queueDir.
-func startGateway(t *testing.T, bin, name, certFile, keyFile, backend, queueDir string) *gateway {
+// sending to the OTLP/HTTP backend at backend and queueing in queueDir; extra adds variables
+// (NAME=value) to its environment.
+func startGateway(t *testing.T, bin, name, certFile, keyFile, backend, queueDir string, extra ...string) *gateway {
 	t.Helper()
-	grpcAddr, health := freePort(t), freePort(t)
+	grpcAddr, httpAddr, health := freePort(t), freePort(t), freePort(t)
 	env := []string{
-		"GATEWAY_GRPC_ENDPOINT=" + grpcAddr, "GATEWAY_HTTP_ENDPOINT=" + freePort(t),
+		"GATEWAY_GRPC_ENDPOINT=" + grpcAddr, "GATEWAY_HTTP_ENDPOINT=" + httpAddr,
 		"TLS_CERT_FILE=" + certFile, "TLS_KEY_FILE=" + keyFile,
 		"OTLP_HTTP_URL=http://" + backend, "OTLP_TOKEN=e2e-token", "GATEWAY_TOKEN=" + gatewayToken,
 		"ITL_QUEUE_DIR=" + queueDir, "ITL_FLUSH_INTERVAL=1s",
 		"HEALTH_CHECK_ENDPOINT=" + health, "PPROF_ENDPOINT=" + freePort(t), "TELEMETRY_PORT=" + portOf(freePort(t)),
 	}
+	env = append(env, extra...)
 	p := start(t, name, env, bin, "--config", filepath.Join(repoRoot(), "exporter-config", "gateway.yaml"))
 	waitHTTP(t, "http://"+health+"/", 30*time.Second)
-	return &gateway{proc: p, grpcAddr: grpcAddr, env: env}
+	return &gateway{proc: p, grpcAddr: grpcAddr, httpAddr: httpAddr, env: env}
 }
 
 // tlsSender is an otelitl Instrumentation exporting over OTLP/gRPC with TLS to endpoint, retrying

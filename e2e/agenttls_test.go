@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/otelitl/itl/otelitl"
+)
+
+// privateCA is a certificate authority of the test's own, as an operator's private CA: nothing
+// on the machine trusts it. Its certificate and the ones it issues are PEM files in a temporary
+// directory; no key is checked in.
+type privateCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	dir  string
+	file string // the CA's certificate (PEM), what OTLP_CA_FILE and TLS_CLIENT_CA_FILE name
+}
+
+var serial atomic.Int64
+
+func nextSerial() *big.Int { return big.NewInt(serial.Add(1)) }
+
+func newPrivateCA(t *testing.T) *privateCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: nextSerial(), Subject: pkix.Name{CommonName: "otelitl-e2e private CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &privateCA{cert: cert, key: key, dir: t.TempDir()}
+	ca.file = writePEM(t, ca.dir, "ca.pem", "CERTIFICATE", der)
+	return ca
+}
+
+// issue writes a certificate the CA signs, for usage (server or client authentication) and the
+// given addresses, and its key; it returns their paths.
+func (ca *privateCA) issue(t *testing.T, name string, usage x509.ExtKeyUsage, ips ...net.IP) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: nextSerial(), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: ips, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writePEM(t, ca.dir, name+".pem", "CERTIFICATE", der), writePEM(t, ca.dir, name+"-key.pem", "EC PRIVATE KEY", kb)
+}
+
+func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startAgent runs a shipped config on fresh loopback ports with env added, and waits for its
+// receivers.
+func startAgent(t *testing.T, bin, config string, env []string) (*proc, collectorPorts) {
+	t.Helper()
+	ports := newCollectorPorts(t)
+	p := start(t, "agent-"+strings.TrimSuffix(config, ".yaml"), append(ports.env(), env...), bin,
+		"--config", filepath.Join(repoRoot(), "exporter-config", config))
+	if err := waitListening(p, 30*time.Second, ports.grpc, ports.http); err != nil {
+		t.Fatal(err)
+	}
+	return p, ports
+}
+
+// sendGeneration sends one generation of chunks chunks to the agent's OTLP/gRPC receiver, in
+// plain text on loopback, and fails the test if the agent does not take it.
+func sendGeneration(t *testing.T, agentGRPC, model string, chunks int) {
+	t.Helper()
+	ctx := context.Background()
+	tp, ce, _ := sdkSender(t, "grpc", agentGRPC, clientSpec{}, sdktrace.WithBatchTimeout(100*time.Millisecond))
+	in := otelitl.New(otelitl.WithTracerProvider(tp))
+	startAt := time.Now().Add(-time.Minute)
+	_, g := in.Start(ctx, otelitl.Request{Provider: "e2e", Model: model, StartTime: startAt})
+	at := startAt.Add(200 * time.Millisecond)
+	for k := range chunks {
+		if k > 0 {
+			at = at.Add(20 * time.Millisecond)
+		}
+		g.ChunkAt(at, 1)
+	}
+	g.EndAt(at, nil)
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("sending to the agent: %v", err)
+	}
+	if ce.sent.Load() != 1 {
+		t.Fatalf("the agent took %d spans (failed %d: %v), want 1", ce.sent.Load(), ce.failed.Load(), ce.err)
+	}
+}
+
+// waitExportFailure waits until p's log holds a line of its exporter's that says an export
+// failed and why, containing reason, logs that line, and fails the test if none comes within
+// timeout (start prints the log then).
+func waitExportFailure(t *testing.T, p *proc, reason string, timeout time.Duration) {
+	t.Helper()
+	var line string
+	if !waitFor(timeout, func() bool {
+		b, _ := os.ReadFile(p.log)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "Exporting failed") && strings.Contains(l, reason) {
+				line = l
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Errorf("%s's log has no export failure that says %q within %v", p.name, reason, timeout)
+		return
+	}
+	t.Logf("%s: %.700s", p.name, line)
+}
+
+// TestAgentTLSToGateway runs the shipped gateway.yaml with a server certificate that a private
+// CA signed, requiring client certificates from the same CA (TLS_CLIENT_CA_FILE), and in front of
+// it an agent with the shipped otlp.yaml (gRPC) and then otlphttp.yaml (HTTP, an https:// URL),
+// each sent one generation:
+//   - without OTLP_CA_FILE the agent verifies the gateway against the system's roots: its
+//     exporter logs that the export failed, "certificate signed by unknown authority";
+//   - with the CA but no client certificate the gateway refuses the handshake: the exporter logs
+//     the failure, "certificate required";
+//   - with OTLP_CA_FILE, OTLP_CLIENT_CERT_FILE and OTLP_CLIENT_KEY_FILE the span reaches the
+//     gateway's backend, and the gateway's connector counts it as one generation with its
+//     first chunk and every gap.
+//
+// The failing agents come first and deliver nothing, so that what the backend holds at the end
+// is the trusted agent's alone. The agents run the components too, as otlp.yaml and otlphttp.yaml
+// do; the gateway refuses their metrics, and its backend sees the gateway's own.
+func TestAgentTLSToGateway(t *testing.T) {
+	requireE2E(t)
+	bin := buildCollector(t)
+	ca := newPrivateCA(t)
+	srvCert, srvKey := ca.issue(t, "gateway", x509.ExtKeyUsageServerAuth, net.IPv4(127, 0, 0, 1))
+	cliCert, cliKey := ca.issue(t, "agent", x509.ExtKeyUsageClientAuth)
+	const chunks = 12
+
+	for _, c := range []struct {
+		config string
+		target func(*gateway) string // the variable that points the agent at the gateway
+	}{
+		{"otlp.yaml", func(g *gateway) string { return "OTLP_ENDPOINT=" + g.grpcAddr }},
+		{"otlphttp.yaml", func(g *gateway) string { return "OTLP_HTTP_URL=https://" + g.httpAddr }},
+	} {
+		t.Run(c.config, func(t *testing.T) {
+			hs, backend := startHTTPSink(t)
+			gw := startGateway(t, bin, "gateway", srvCert, srvKey, backend, t.TempDir(), "TLS_CLIENT_CA_FILE="+ca.file)
+			base := []string{c.target(gw), "OTLP_TOKEN=" + gatewayToken}
+			clientPair := []string{"OTLP_CLIENT_CERT_FILE=" + cliCert, "OTLP_CLIENT_KEY_FILE=" + cliKey}
+
+			t.Run("without the CA", func(t *testing.T) {
+				agent, ports := startAgent(t, bin, c.config, append(append([]string{}, base...), clientPair...))
+				sendGeneration(t, ports.grpc, "untrusted", chunks)
+				waitExportFailure(t, agent, "certificate signed by unknown authority", 30*time.Second)
+			})
+			t.Run("without a client certificate", func(t *testing.T) {
+				agent, ports := startAgent(t, bin, c.config, append(append([]string{}, base...), "OTLP_CA_FILE="+ca.file))
+				sendGeneration(t, ports.grpc, "anonymous", chunks)
+				waitExportFailure(t, agent, "certificate required", 30*time.Second)
+			})
+			hs.mu.Lock()
+			leaked := hs.spans
+			hs.mu.Unlock()
+			if leaked != 0 {
+				t.Errorf("the backend received %d spans from agents the gateway should have refused", leaked)
+			}
+
+			t.Run("trusted, with a client certificate", func(t *testing.T) {
+				env := append(append(append([]string{}, base...), clientPair...), "OTLP_CA_FILE="+ca.file)
+				agent, ports := startAgent(t, bin, c.config, env)
+				sendGeneration(t, ports.grpc, "trusted", chunks)
+				const ttft, gaps = "gen_ai.client.operation.time_to_first_chunk", "gen_ai.client.operation.time_per_output_chunk"
+				arrived := waitFor(30*time.Second, func() bool {
+					hs.mu.Lock()
+					defer hs.mu.Unlock()
+					return hs.spans >= 1 && hs.counts[ttft] >= 1 && hs.counts[gaps] >= chunks-1
+				})
+				time.Sleep(2 * time.Second) // a duplicate would come now
+				hs.mu.Lock()
+				defer hs.mu.Unlock()
+				if !arrived || hs.spans != 1 || hs.counts[ttft] != 1 || hs.counts[gaps] != chunks-1 {
+					t.Errorf("the gateway's backend has %d spans, %d TTFTs and %d gaps; want 1, 1 and %d (arrived within 30s: %v)",
+						hs.spans, hs.counts[ttft], hs.counts[gaps], chunks-1, arrived)
+				}
+				if hs.badAuth != 0 {
+					t.Errorf("%d requests reached the backend without the gateway's token", hs.badAuth)
+				}
+				b, _ := os.ReadFile(agent.log)
+				for _, bad := range []string{"unknown authority", "certificate required", "bad certificate"} {
+					if strings.Contains(string(b), bad) {
+						t.Errorf("the trusted agent's log says %q", bad)
+					}
+				}
+			})
+		})
+	}
+}
