@@ -241,7 +241,7 @@ func (s *envSources) explain(err error) string {
 			}
 			named = append(named, describe(v, r.secret()))
 		}
-		if len(named) == 0 || !(r.keyIn(text) || r.valueIn(text) || together[r.key()]) {
+		if len(named) == 0 || !(r.keyIn(text) || r.sectionIn(text) || r.valueIn(text) || together[r.key()]) {
 			continue
 		}
 		line := fmt.Sprintf("  %s is %q in %s: %s", r.key(), r.raw, r.doc, strings.Join(named, "; "))
@@ -323,6 +323,21 @@ func (r envSource) keyIn(text string) bool {
 		}
 	}
 	return true
+}
+
+// sectionIn reports whether text is an error about the section r's key is in, as a whole: the
+// section's path named as keyIn names one, its last name followed by ":" or "::config:". configtls
+// refuses a cert_file without its key_file as "exporters::otlp_grpc::clientconfig::tls: TLS
+// configuration must include both certificate and key", naming neither key; each of the section's
+// variables is then a suspect.
+func (r envSource) sectionIn(text string) bool {
+	n := len(r.path)
+	if n < 4 || strings.HasPrefix(r.path[n-1], "[") {
+		return false
+	}
+	section := envSource{path: r.path[:n-1]}
+	last := section.path[n-2]
+	return section.keyIn(text) && (strings.Contains(text, "::"+last+": ") || strings.Contains(text, "::"+last+"::config: "))
 }
 
 // valueIn reports whether text prints the value r resolves to, whole: a default endpoint in a

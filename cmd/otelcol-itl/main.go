@@ -96,7 +96,7 @@ func tidy(msg string) string { return strings.ReplaceAll(msg, `: '' `, ": ") }
 // validated is what validate prints on success, where it printed nothing: a user could not tell a
 // check that passed from one that did not run, and it says what validate does not check.
 const validated = "The configuration is valid: every component's settings were checked. " +
-	"Addresses in use and endpoints that cannot be reached show only when the collector starts."
+	"Files it names (certificates, keys), addresses in use and endpoints that cannot be reached show only when the collector starts."
 
 // isValidate reports whether args run the validate subcommand, as cobra finds it: after the
 // flags too (otelcol-itl --config c.yaml validate), not only first.
