@@ -10,7 +10,8 @@
 // endpoint they cannot run without, so that the collector refuses to start, naming the variable,
 // rather than send an empty token. An error about a value a variable set names the variable too
 // (envSources). It also refuses an OTLP/HTTP exporter whose endpoint already ends in /v1/traces
-// or /v1/metrics, to which the exporter would append them again (baseEndpoints).
+// or /v1/metrics, to which the exporter would append them again (baseEndpoints), and a TLS file
+// that cannot be read (tlsFiles), which the collector would find only as the component started.
 package main
 
 import (
@@ -60,7 +61,7 @@ func settings() (otelcol.CollectorSettings, *envSources) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), tlsFiles()},
 				DefaultScheme:      "env",
 			},
 		},
@@ -96,7 +97,7 @@ func tidy(msg string) string { return strings.ReplaceAll(msg, `: '' `, ": ") }
 // validated is what validate prints on success, where it printed nothing: a user could not tell a
 // check that passed from one that did not run, and it says what validate does not check.
 const validated = "The configuration is valid: every component's settings were checked. " +
-	"Files it names (certificates, keys), addresses in use and endpoints that cannot be reached show only when the collector starts."
+	"What the TLS files hold, addresses in use and endpoints that cannot be reached show only when the collector starts."
 
 // isValidate reports whether args run the validate subcommand, as cobra finds it: after the
 // flags too (otelcol-itl --config c.yaml validate), not only first.

@@ -52,6 +52,12 @@ func setConfigEnv(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
+	// The files must exist (tlsFiles); what they hold is read only at start.
+	for _, f := range []string{"cert.pem", "key.pem"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func dryRun(t *testing.T, uri string) error {

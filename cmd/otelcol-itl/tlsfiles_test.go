@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// TestTLSFilesReadable: a tls section naming a file that cannot be read is refused with the key,
+// the path and the fix, where validate passed it and the collector failed only as the component
+// started. Empty values (the system's roots, no client certificate) and settings outside tls
+// sections are left alone.
+func TestTLSFilesReadable(t *testing.T) {
+	dir := t.TempDir()
+	pem := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(pem, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	for _, c := range []struct {
+		name string
+		conf map[string]any
+		want []string // substrings of the error; none: no error
+	}{
+		{"a readable file", map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": map[string]any{"ca_file": pem}}}}, nil},
+		{"empty values", map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": map[string]any{"ca_file": "", "cert_file": " ", "key_file": nil}}}}, nil},
+		{"a missing CA", map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": map[string]any{"ca_file": missing}}}},
+			[]string{`exporters::otlp_grpc::tls::ca_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty`}},
+		{"a directory", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{"tls": map[string]any{"cert_file": dir, "key_file": pem}}}}}},
+			[]string{`receivers::otlp::protocols::grpc::tls::cert_file: "` + dir + `" is a directory`}},
+		{"every one, in order", map[string]any{"exporters": map[string]any{"otlp_http": map[string]any{"tls": map[string]any{"key_file": missing, "cert_file": missing}}}},
+			[]string{"otlp_http::tls::cert_file", "otlp_http::tls::key_file"}},
+		{"not a tls section", map[string]any{"extensions": map[string]any{"x": map[string]any{"ca_file": missing, "tls_settings": map[string]any{"ca_file": missing}}}}, nil},
+		{"inside a list", map[string]any{"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{map[string]any{"push": map[string]any{"tls": map[string]any{"ca_file": missing}}}}}}}},
+			[]string{"service::telemetry::metrics::readers::[0]::push::tls::ca_file"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := tlsFilesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
+			if len(c.want) == 0 {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted, want %q", c.want)
+			}
+			last := -1
+			for _, w := range c.want {
+				i := strings.Index(err.Error(), w)
+				if i < 0 || i < last {
+					t.Errorf("the error lacks %q (or names it out of order):\n%v", w, err)
+				}
+				last = i
+			}
+		})
+	}
+}
+
+// TestValidateRefusesMissingTLSFile: otelcol-itl validate refuses a shipped config whose CA file
+// does not exist, naming the key and the variable behind it, where it said the config was valid.
+func TestValidateRefusesMissingTLSFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gateway-ca.pem")
+	out, code := otelcolItl(t, []string{"OTLP_ENDPOINT=gateway.example:4317", "OTLP_TOKEN=t", "OTLP_CA_FILE=" + missing},
+		"validate", "--config", filepath.Join("..", "..", "exporter-config", "otlp.yaml"))
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{`exporters::otlp_grpc::tls::ca_file: "` + missing + `" does not exist`, `OTLP_CA_FILE="` + missing + `"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}
