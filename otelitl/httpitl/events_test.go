@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 var protoNames = map[string]protocol{
@@ -382,6 +384,39 @@ func TestAnthropicPlaceholderOutput(t *testing.T) {
 			if o.rec.in != c.in || o.rec.out != c.out {
 				t.Errorf("%s: usage %d/%d, want %d/%d", c.name, o.rec.in, o.rec.out, c.in, c.out)
 			}
+		}
+	}
+}
+
+// TestChatErrorLikeWrappers: the SDK wrappers name a Chat Completions error event with
+// wrap.ErrorObjectType of its error member; the scanner and the reference name it the same.
+func TestChatErrorLikeWrappers(t *testing.T) {
+	for _, obj := range []string{
+		`{"message":"m","type":"server_error","param":null,"code":"overloaded"}`,
+		`{"message":"m","type":"server_error","param":null,"code":null}`,
+		`{"message":"m","type":"server_error"}`,
+		`{"message":"m","status":"UNAVAILABLE"}`,
+		`{"message":"m","code":"","type":"","status":"UNAVAILABLE"}`,
+		`{"message":"m","type":"server_error","code":429}`,
+		`{"message":"m","code":-1.5e3}`,
+		`{"message":"m","code":true,"type":"server_error"}`,
+		`{"message":"m","code":{},"type":[]}`,
+		`{"message":"m","Code":"upper","TYPE":"t"}`,
+		`{"message":"m","code":"a","code":"b"}`,
+		`{"message":"m","code":"server\u005ferror"}`,
+		`{"message":"m"}`,
+		`{"message":"m","type":"server_error","code":"` + strings.Repeat("x", 65) + `"}`,
+		`{"message":"m","type":"server_error","code":"two words"}`,
+		`{"message":"m","type":"Invalid prompt: the prompt you sent"}`,
+		`"server_error"`,
+		`["server_error"]`,
+		`5`,
+		`{}`,
+	} {
+		want := wrap.ErrorObjectType([]byte(obj))
+		scan, ref, _ := readBoth(protoChat, true, []byte(`{"error":`+obj+`}`))
+		if scan.errType != want || ref.errType != want {
+			t.Errorf("error %s: scanner %q, reference %q, wrappers %q", obj, scan.errType, ref.errType, want)
 		}
 	}
 }

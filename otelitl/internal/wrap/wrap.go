@@ -4,6 +4,7 @@ package wrap
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -74,6 +75,51 @@ func Code(code, fallback string) string {
 		}
 	}
 	return code
+}
+
+// StreamErrorType returns the error.type of an error a provider sent inside a stream, from its
+// error object's code, type and status, as httpitl names it: the first of them that is not empty,
+// when it is a code (see Code); "stream_error" when all are empty or the first is no code (a code
+// too long or made of free text does not fall back to the type).
+func StreamErrorType(code, typ, status string) string {
+	for _, name := range [...]string{code, typ, status} {
+		if name != "" {
+			return Code(name, itlconv.ErrorTypeStreamError)
+		}
+	}
+	return itlconv.ErrorTypeStreamError
+}
+
+// ErrorObjectType returns StreamErrorType of an error object in JSON, whose code, type and status
+// may each be a string or a number (as written: 429, 1e3); other values count as empty, and a
+// value that is no object (a string, an array, null) gives "stream_error". Member names match as
+// encoding/json matches them, which is how httpitl reads them too.
+func ErrorObjectType(raw []byte) string {
+	var e struct {
+		Type   codeValue `json:"type"`
+		Code   codeValue `json:"code"`
+		Status codeValue `json:"status"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return itlconv.ErrorTypeStreamError
+	}
+	return StreamErrorType(string(e.Code), string(e.Type), string(e.Status))
+}
+
+// codeValue is an error code written as a JSON string or number; anything else leaves it empty.
+type codeValue string
+
+func (c *codeValue) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*c = codeValue(s)
+		return nil
+	}
+	var n json.Number
+	if json.Unmarshal(b, &n) == nil {
+		*c = codeValue(n)
+	}
+	return nil
 }
 
 // ErrClosedEarly ends a generation whose stream the application closed before the reply finished.

@@ -56,3 +56,28 @@ func TestErrorTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorObjectType: an error object is named by its first non-empty code, type or status, when
+// it is a code; else stream_error, never a fallback to the next member, nor the message.
+func TestErrorObjectType(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"code":"overloaded","type":"server_error","status":"UNAVAILABLE"}`: "overloaded",
+		`{"code":null,"type":"server_error"}`:                                "server_error",
+		`{"code":"","type":"","status":"UNAVAILABLE"}`:                       "UNAVAILABLE",
+		`{"code":429,"type":"server_error"}`:                                 "429",
+		`{"code":1e3}`:                                                       "1e3",
+		`{"code":true,"type":"server_error"}`:                                "server_error",
+		`{"CODE":"upper"}`:                                                   "upper",
+		`{"code":"two words","type":"server_error"}`:                         itlconv.ErrorTypeStreamError,
+		`{"code":"` + strings.Repeat("x", 65) + `","type":"server_error"}`:   itlconv.ErrorTypeStreamError,
+		`{"message":"overloaded"}`:                                           itlconv.ErrorTypeStreamError,
+		`"overloaded"`:                                                       itlconv.ErrorTypeStreamError,
+		`["overloaded"]`:                                                     itlconv.ErrorTypeStreamError,
+		`null`:                                                               itlconv.ErrorTypeStreamError,
+		`{"code":`:                                                           itlconv.ErrorTypeStreamError,
+	} {
+		if got := ErrorObjectType([]byte(raw)); got != want {
+			t.Errorf("ErrorObjectType(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
