@@ -31,6 +31,36 @@ type Event struct {
 	Content bool
 }
 
+// ChatErrorEvent is an error a server sends inside an OpenAI Chat Completions stream, as a
+// data-only event, with the error.type httpitl records for it.
+type ChatErrorEvent struct {
+	Name string
+	Data string
+	Want string // httpitl's error.type
+}
+
+// ChatErrorEvents are the error events every instrumentation of a Chat Completions stream must name
+// as httpitl does: the first non-empty of the error's code, type and status when it is a code (1 to
+// 64 letters, digits, '_', '-' or '.'), else "stream_error". The message is never a name.
+func ChatErrorEvents() []ChatErrorEvent {
+	free := "Invalid prompt: " + strings.Repeat("the prompt you sent ", 3)
+	return []ChatErrorEvent{
+		{"code and type", `{"error":{"message":"The server is overloaded","type":"server_error","param":null,"code":"overloaded"}}`, "overloaded"},
+		// OpenAI's own error events mid-stream come with "code": null.
+		{"null code, a type", `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, "server_error"},
+		{"only a type", `{"error":{"message":"m","type":"server_error"}}`, "server_error"},
+		{"numeric code", `{"error":{"message":"m","type":"server_error","code":429}}`, "429"},
+		{"neither code nor type", `{"error":{"message":"The server had an error"}}`, itlconv.ErrorTypeStreamError},
+		// A code that is no code does not fall back to the type: the first non-empty names the error.
+		{"huge code", `{"error":{"message":"m","type":"server_error","code":"` + strings.Repeat("x", 4096) + `"}}`, itlconv.ErrorTypeStreamError},
+		{"code of 65 bytes", `{"error":{"message":"m","type":"server_error","code":"` + strings.Repeat("x", 65) + `"}}`, itlconv.ErrorTypeStreamError},
+		{"free-text code", `{"error":{"message":"m","type":"server_error","code":"` + free + `"}}`, itlconv.ErrorTypeStreamError},
+		{"free-text type", `{"error":{"message":"m","type":"` + free + `"}}`, itlconv.ErrorTypeStreamError},
+		{"string error", `{"error":"The server is overloaded"}`, itlconv.ErrorTypeStreamError},
+		{"array error", `{"error":["server_error"]}`, itlconv.ErrorTypeStreamError},
+	}
+}
+
 // Server is an httptest server that answers every request with a scripted SSE stream, or with an
 // error status and body, and logs when each content event left it.
 type Server struct {

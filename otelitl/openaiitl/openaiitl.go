@@ -22,18 +22,25 @@
 //
 // # Errors
 //
-// API errors carry their HTTP status code as error.type, error events in a Chat Completions stream
-// "stream_error", and a Responses API response.failed or error event its error code. A stream that
-// ends cleanly without its protocol's end marker (a Chat Completions choice's finish_reason; a
-// Responses API response.completed, response.incomplete or response.failed) was cut off: its span
-// ends with error.type "incomplete_stream". The SDK reports [DONE] and the end of the body alike, so
-// [DONE] alone does not count as the end marker. In every case the span's status description is
-// the error.type: no error message, which may quote the provider's reply, reaches the span. The
+// API errors carry their HTTP status code as error.type, and a Responses API response.failed or
+// error event its error code. An error event in a Chat Completions stream ({"error": {...}}, which
+// the SDK returns as an *ssestream.StreamError holding the event) is named as httpitl names it: by
+// the first non-empty of its error's code, type and status (a string, or a number as written) when
+// that looks like a code (1 to 64 letters, digits, '_', '-' or '.'), else "stream_error" (none of
+// them, free text or a code too long, an error that is no object); OpenAI's own error events, with
+// "code": null, are named by their type, such as "server_error". openai-go also ends the stream at
+// "error": null, which httpitl takes for no error: that is "stream_error" here. A stream that ends
+// cleanly without its protocol's end marker (a Chat Completions choice's finish_reason; a Responses
+// API response.completed, response.incomplete or response.failed) was cut off: its span ends with
+// error.type "incomplete_stream". The SDK reports [DONE] and the end of the body alike, so [DONE]
+// alone does not count as the end marker. In every case the span's status description is the
+// error.type: no error message, which may quote the provider's reply, reaches the span. The
 // application sees exactly the stream, values and errors the SDK gives; only the span records more.
 package openaiitl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sync/atomic"
@@ -78,6 +85,20 @@ func streamErr(err error) error {
 	return err
 }
 
+// chatStreamErr is streamErr for a Chat Completions stream, whose error event is named by its
+// error member as httpitl names it (see the package's Errors section).
+func chatStreamErr(err error) error {
+	var sErr *ssestream.StreamError
+	if !errors.As(err, &sErr) {
+		return streamErr(err)
+	}
+	var ev struct {
+		Error json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(sErr.Event.Data, &ev) // invalid JSON leaves no error member: "stream_error"
+	return &wrap.TypedError{Err: err, Type: wrap.ErrorObjectType(ev.Error)}
+}
+
 // NewChatStreaming calls svc.NewStreaming (client.Chat.Completions) inside a generation span and
 // returns its stream, recording each content chunk as it is read.
 func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *openai.ChatCompletionService, body openai.ChatCompletionNewParams, opts ...option.RequestOption) *ssestream.Stream[openai.ChatCompletionChunk] {
@@ -90,7 +111,7 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 	if err := inner.Err(); err != nil {
 		// The request failed: the generation ends with its error now, before the application's
 		// deferred cancel could end it as cancelled.
-		it.s.Done(streamErr(err))
+		it.s.Done(chatStreamErr(err))
 	} else {
 		it.s.Watch(ctx)
 	}
@@ -104,7 +125,7 @@ type chatIterator struct {
 
 func (it *chatIterator) Next() bool {
 	if !it.inner.Next() {
-		it.s.Done(streamErr(it.inner.Err()))
+		it.s.Done(chatStreamErr(it.inner.Err()))
 		return false
 	}
 	if ObserveChatChunk(it.s.G, it.inner.Current()) {

@@ -142,8 +142,8 @@ func TestChatErrorMidStream(t *testing.T) {
 		t.Fatal("want the stream error")
 	}
 	_, a := wraptest.OneSpan(t, exp)
-	if got := a[semconv.ErrorTypeKey].AsString(); got != "stream_error" {
-		t.Errorf("error.type %q, want stream_error", got)
+	if got := a[semconv.ErrorTypeKey].AsString(); got != "server_error" {
+		t.Errorf("error.type %q, want the error's type, server_error", got)
 	}
 	if got := a[itlconv.ChunkCountKey].AsInt64(); got != 3 {
 		t.Errorf("the chunks before the error must count: %d, want 3", got)
