@@ -16,19 +16,38 @@
 //
 // The generation ends at io.EOF, at an error, at Close, or when the call's context ends while the
 // application no longer reads; a stream closed (or a context cancelled) before the reply finished
-// is recorded with error.type "cancelled" ("timeout" for a deadline). API errors carry their HTTP status code as
-// error.type, and an error the server sends in the stream "stream_error". A stream that ends
-// (io.EOF) before any choice's finish_reason was cut off: its span ends with error.type
-// "incomplete_stream" (the SDK returns io.EOF alike for [DONE] and for the end of the body, so
-// [DONE] alone does not count). The span's status description is the error.type, never an error
-// message, which may quote the provider's reply. Recv, Close and the other methods return exactly
-// what the SDK's do.
+// is recorded with error.type "cancelled" ("timeout" for a deadline). A stream that ends (io.EOF)
+// before any choice's finish_reason was cut off: its span ends with error.type "incomplete_stream"
+// (the SDK returns io.EOF alike for [DONE] and for the end of the body, so [DONE] alone does not
+// count). The span's status description is the error.type, never an error message, which may quote
+// the provider's reply. Recv, Close and the other methods return exactly what the SDK's do.
+//
+// # Errors
+//
+// API errors carry their HTTP status code as error.type. An error event in the stream ({"error":
+// {...}}, which go-openai returns as an *openai.APIError without a status) is named as httpitl
+// names it: by its error's code, else its type, when that looks like a code (1 to 64 letters,
+// digits, '_', '-' or '.'), else "stream_error" (neither, free text or a code too long); OpenAI's
+// own error events, with "code": null, are named by their type, such as "server_error". An error
+// event that go-openai cannot decode (an error that is no object) reaches Recv as the error of
+// decoding nothing, a *json.SyntaxError at offset 0, which is "stream_error" too.
+//
+// Where go-openai keeps from the application what httpitl reads, the names differ from httpitl's.
+// An error named by its status alone, an error without a string message or whose type is no string,
+// and any error event after a line that is not a data line (a keep-alive comment: go-openai decodes
+// such lines together with the error event, and fails) are "stream_error". A code of 0 counts as
+// none (go-openai decodes "code": null as 0), and a code written as a number that is no integer is
+// go-openai's float64 (1e3 gives "1000"). An event whose data does not begin exactly with {"error":
+// (a space after the brace) is no error to go-openai: the application gets an empty response, and a
+// stream that ends without a finish reason is "incomplete_stream".
 package goopenaiitl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -95,7 +114,7 @@ func (s *ChatCompletionStream) Recv() (openai.ChatCompletionStreamResponse, erro
 	case errors.Is(err, io.EOF):
 		s.s.Done(nil)
 	case err != nil:
-		s.s.Done(apiErr(err))
+		s.s.Done(recvErr(err))
 	default:
 		if Observe(s.s.G, resp) {
 			s.s.MarkFinished()
@@ -148,19 +167,49 @@ func Observe(g *otelitl.Generation, r openai.ChatCompletionStreamResponse) (fini
 	return finished
 }
 
-// apiErr names an API error by its status code, and an error the server sent in the stream (an
-// APIError without a status) "stream_error".
+// apiErr names an API error by its status code, and an error event the server sent in the stream
+// (an APIError without a status) by its code or type, as httpitl names it.
 func apiErr(err error) error {
 	var ae *openai.APIError
 	if errors.As(err, &ae) {
 		if ae.HTTPStatusCode > 0 {
 			return wrap.Status(err, ae.HTTPStatusCode)
 		}
-		return &wrap.TypedError{Err: err, Type: itlconv.ErrorTypeStreamError}
+		return &wrap.TypedError{Err: err, Type: wrap.StreamErrorType(code(ae.Code), ae.Type, "")}
 	}
 	var re *openai.RequestError
 	if errors.As(err, &re) && re.HTTPStatusCode > 0 {
 		return wrap.Status(err, re.HTTPStatusCode)
 	}
 	return err
+}
+
+// code returns an APIError's code as httpitl reads it: a string as it is, a number as its digits.
+// go-openai decodes "code": null as the integer 0, so 0 counts as no code; a number that is no
+// integer comes as a float64, whose text may differ from the one sent.
+func code(c any) string {
+	switch c := c.(type) {
+	case string:
+		return c
+	case int:
+		if c != 0 {
+			return strconv.Itoa(c)
+		}
+	case float64:
+		return strconv.FormatFloat(c, 'g', -1, 64)
+	}
+	return ""
+}
+
+// recvErr names an error Recv returned: as apiErr does, and an error event go-openai could not
+// decode "stream_error". For such an event the SDK's stream reader returns no bytes and no error,
+// and Recv fails decoding them with a *json.SyntaxError at offset 0 (after reading nothing). Data
+// that is not JSON fails at a later offset; only a data line with no data at all fails the same
+// way, and is named "stream_error" too.
+func recvErr(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset == 0 {
+		return &wrap.TypedError{Err: err, Type: itlconv.ErrorTypeStreamError}
+	}
+	return apiErr(err)
 }
