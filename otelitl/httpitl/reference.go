@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 // The reference reading of events: each event decoded by encoding/json into a struct, as httpitl
@@ -36,20 +38,7 @@ func carries(b []byte) bool {
 }
 
 // code accepts a JSON string or number (error codes come as either).
-type code string
-
-func (c *code) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		*c = code(s)
-		return nil
-	}
-	var n json.Number
-	if json.Unmarshal(b, &n) == nil {
-		*c = code(n.String())
-	}
-	return nil
-}
+type code = wrap.ErrorCode
 
 // count accepts a JSON number; anything else leaves it unknown.
 func (c *count) UnmarshalJSON(b []byte) error {

@@ -96,9 +96,9 @@ func StreamErrorType(code, typ, status string) string {
 // encoding/json matches them, which is how httpitl reads them too.
 func ErrorObjectType(raw []byte) string {
 	var e struct {
-		Type   codeValue `json:"type"`
-		Code   codeValue `json:"code"`
-		Status codeValue `json:"status"`
+		Type   ErrorCode `json:"type"`
+		Code   ErrorCode `json:"code"`
+		Status ErrorCode `json:"status"`
 	}
 	if json.Unmarshal(raw, &e) != nil {
 		return itlconv.ErrorTypeStreamError
@@ -106,18 +106,20 @@ func ErrorObjectType(raw []byte) string {
 	return StreamErrorType(string(e.Code), string(e.Type), string(e.Status))
 }
 
-// codeValue is an error code written as a JSON string or number; anything else leaves it empty.
-type codeValue string
+// ErrorCode is an error code written as a JSON string or number (providers write either), as
+// written; anything else leaves it empty. httpitl's reference reading decodes codes with it too.
+type ErrorCode string
 
-func (c *codeValue) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON keeps a string or a number; any other value leaves c empty, without an error.
+func (c *ErrorCode) UnmarshalJSON(b []byte) error {
 	var s string
 	if json.Unmarshal(b, &s) == nil {
-		*c = codeValue(s)
+		*c = ErrorCode(s)
 		return nil
 	}
 	var n json.Number
 	if json.Unmarshal(b, &n) == nil {
-		*c = codeValue(n)
+		*c = ErrorCode(n)
 	}
 	return nil
 }
