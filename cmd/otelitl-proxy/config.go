@@ -99,7 +99,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	cert := flagEnv("tls-cert", "OTELITL_PROXY_TLS_CERT", "", "serve TLS with this PEM certificate (env %s); needs -tls-key")
 	key := flagEnv("tls-key", "OTELITL_PROXY_TLS_KEY", "", "the PEM private key of -tls-cert (env %s)")
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: otelitl-proxy [flags]\n\nA streaming proxy that records every LLM generation through it as an OpenTelemetry span with its\nchunk timeline. Point OPENAI_BASE_URL (http://ADDR/v1), ANTHROPIC_BASE_URL (http://ADDR),\nthe Gemini base URL (http://ADDR) or OLLAMA_HOST (http://ADDR) at it. Spans are exported over OTLP\nwhen OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.\n\nFlags:\n")
+		fmt.Fprintf(out, "Usage: otelitl-proxy [flags]\n\nA streaming proxy that records every LLM generation through it as an OpenTelemetry span with its\nchunk timeline. Point OPENAI_BASE_URL (http://ADDR/v1), ANTHROPIC_BASE_URL (http://ADDR),\nthe Gemini base URL (http://ADDR) or OLLAMA_HOST (http://ADDR) at it. Spans are exported over OTLP\nwhen OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, unless\nOTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turns tracing off.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -22,9 +22,12 @@
 // read. Spans are exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL or
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: http/protobuf, the default, or grpc; _HEADERS, _TIMEOUT,
-// _INSECURE, true or false, and _CERTIFICATE as the exporters read them); otherwise nothing is exported. SIGINT or
-// SIGTERM stops the proxy: it waits up to 30 s for open streams, cuts those left (their spans end
-// with error.type cancelled), then flushes the spans.
+// _INSECURE, true or false, and _CERTIFICATE as the exporters read them); otherwise nothing is
+// exported. OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none (in any case) turns tracing off
+// whatever endpoint is set: requests are proxied, no span is recorded and no collector is reached;
+// another exporter than otlp or none is refused at start. SIGINT or SIGTERM stops the proxy: it
+// waits up to 30 s for open streams, cuts those left (their spans end with error.type cancelled),
+// then flushes the spans.
 package main
 
 import (
@@ -104,9 +107,13 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 			_ = shutdownTracing(context.Background()) // nothing recorded yet: nothing to flush
 		}
 	}()
-	if exporting != "" {
+	why, _ := otlpenv.Off() // an error there stopped Tracing
+	switch {
+	case exporting != "":
 		logger.Printf("exporting generation spans to %s", exporting)
-	} else {
+	case why != "":
+		logger.Printf("not recording spans: %s turns tracing off; requests are proxied without spans", why)
+	default:
 		logger.Print("not exporting spans: no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
 	}
 	var names []string

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/otelitl/itl/internal/otlpenv"
+	"github.com/otelitl/itl/internal/syncbuf"
 )
 
 // noOTLP clears the OTLP variables start reads, for the test.
@@ -179,5 +180,94 @@ func TestShutdownCutsOpenStreams(t *testing.T) {
 	}
 	if seen.Load() != 1 || gone.Load() != 1 {
 		t.Errorf("upstream saw %d requests and %d leave, want the stream ended", seen.Load(), gone.Load())
+	}
+}
+
+// TestTracingOff: with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none (in any case), the
+// proxy proxies as before, records no span and connects to no collector, though an OTLP endpoint
+// is set, and its startup log says why in one line; otlp exports as before, and an exporter it
+// does not support fails at start, naming the variable. Before, both settings were ignored and
+// the spans were exported.
+func TestTracingOff(t *testing.T) {
+	var conns, exports atomic.Int32
+	collector := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exports.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	collector.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	collector.Start()
+	defer collector.Close()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer upstream.Close()
+	up, _ := url.Parse(upstream.URL)
+	for _, tc := range []struct {
+		variable, value string
+		exported        bool
+		logged          string
+	}{
+		{"OTEL_SDK_DISABLED", "true", false, `not recording spans: OTEL_SDK_DISABLED="true" turns tracing off; requests are proxied without spans`},
+		{"OTEL_SDK_DISABLED", "True", false, `not recording spans: OTEL_SDK_DISABLED="True"`},
+		{"OTEL_TRACES_EXPORTER", "NONE", false, `not recording spans: OTEL_TRACES_EXPORTER="NONE" turns tracing off`},
+		{"OTEL_TRACES_EXPORTER", "otlp", true, "exporting generation spans to " + collector.URL + "/v1/traces"},
+	} {
+		noOTLP(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+		t.Setenv(tc.variable, tc.value)
+		collector.CloseClientConnections() // an export would need a new one
+		conns.Store(0)
+		exports.Store(0)
+		logs := &syncbuf.Buffer{}
+		p, err := start(context.Background(), config{addr: "127.0.0.1:0", upstream: map[string]*url.URL{"openai": up}}, log.New(logs, "", 0))
+		if err != nil {
+			t.Fatalf("%s=%s: %v", tc.variable, tc.value, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.serve(ctx, log.New(io.Discard, "", 0)) }()
+		res, err := http.Post("http://"+p.l.Addr().String()+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "[DONE]") {
+			t.Errorf("%s=%s: %s %q, want the stream proxied", tc.variable, tc.value, res.Status, body)
+		}
+		if tc.exported && exports.Load() == 0 || !tc.exported && conns.Load()+exports.Load() != 0 {
+			t.Errorf("%s=%s: %d connections to the collector and %d exports, want exported %v", tc.variable, tc.value, conns.Load(), exports.Load(), tc.exported)
+		}
+		lines := 0
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "spans") {
+				lines++
+			}
+		}
+		if !strings.Contains(logs.String(), tc.logged) || lines != 1 {
+			t.Errorf("%s=%s: logged %q, want one line with %q", tc.variable, tc.value, logs.String(), tc.logged)
+		}
+	}
+	noOTLP(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	var logs strings.Builder
+	if p, err := start(context.Background(), config{addr: "127.0.0.1:0", upstream: map[string]*url.URL{"openai": up}}, log.New(&logs, "", 0)); err == nil {
+		_ = p.l.Close()
+		t.Errorf("OTEL_TRACES_EXPORTER=zipkin: started")
+	} else if !strings.Contains(err.Error(), `OTEL_TRACES_EXPORTER="zipkin": the exporters supported are otlp (the default) and none`) || strings.Contains(logs.String(), "listening on") {
+		t.Errorf("OTEL_TRACES_EXPORTER=zipkin: %v, logged %q; want an error naming the variable, the value and what is supported, before listening", err, logs.String())
 	}
 }

@@ -18,7 +18,8 @@
 // chunk was flushed to the client. The spans are exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT
 // or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf, the
 // default, or grpc; the exporters read the other OTEL_EXPORTER_OTLP_* variables); without them
-// nothing is exported.
+// nothing is exported. OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none (in any case) turns
+// tracing off whatever endpoint is set; another exporter than otlp or none is refused at start.
 package main
 
 import (
@@ -84,9 +85,13 @@ func run(addr string, models []string, cfg engine.Config) error {
 			log.Printf("flushing spans: %v", err)
 		}
 	}()
-	if exporting != "" {
+	why, _ := otlpenv.Off() // an error there stopped Tracing
+	switch {
+	case exporting != "":
 		log.Printf("exporting SERVER generation spans to %s", exporting)
-	} else {
+	case why != "":
+		log.Printf("not recording spans: %s turns tracing off", why)
+	default:
 		log.Print("not exporting spans: set OTEL_EXPORTER_OTLP_ENDPOINT to export SERVER generation spans")
 	}
 	handler := httpitl.NewHandler(server.New(eng, models), httpitl.WithTracerProvider(tp))

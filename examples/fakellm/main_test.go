@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -81,8 +82,10 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// TestRefusals: a busy address, an argument that is not a flag and a flag out of its range each
-// stop fakellm at start with the flag and what to give, and nothing is announced before.
+// TestRefusals: a busy address, an argument that is not a flag, a flag out of its range and a
+// traces exporter other than otlp or none each stop fakellm at start with the setting and what to
+// give, and nothing is announced before. OTEL_SDK_DISABLED=true is said at start, before the busy
+// address stops it, and no span is exported to the endpoint set beside it.
 func TestRefusals(t *testing.T) {
 	bin := build(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -92,14 +95,22 @@ func TestRefusals(t *testing.T) {
 	defer busy.Close()
 	for _, c := range []struct {
 		args []string
+		env  []string
 		code int
 		want string
 	}{
-		{[]string{"-addr", busy.Addr().String()}, 1, "-addr " + busy.Addr().String() + ": listen tcp"},
-		{[]string{"-addr", "127.0.0.1:0", "extra"}, 2, `unexpected argument "extra": every setting is a flag`},
-		{[]string{"-addr", "127.0.0.1:0", "-spec-tokens", "0"}, 1, "-spec-tokens 0: give 1 (no speculative decoding) or more"},
+		{[]string{"-addr", busy.Addr().String()}, nil, 1, "-addr " + busy.Addr().String() + ": listen tcp"},
+		{[]string{"-addr", "127.0.0.1:0", "extra"}, nil, 2, `unexpected argument "extra": every setting is a flag`},
+		{[]string{"-addr", "127.0.0.1:0", "-spec-tokens", "0"}, nil, 1, "-spec-tokens 0: give 1 (no speculative decoding) or more"},
+		{[]string{"-addr", "127.0.0.1:0"}, []string{"OTEL_TRACES_EXPORTER=Zipkin"}, 1, `OTEL_TRACES_EXPORTER="Zipkin": the exporters supported are otlp (the default) and none`},
+		{[]string{"-addr", busy.Addr().String()}, []string{"OTEL_SDK_DISABLED=TRUE", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"}, 1, `not recording spans: OTEL_SDK_DISABLED="TRUE" turns tracing off`},
 	} {
-		out, err := exec.Command(bin, c.args...).CombinedOutput()
+		// A fakellm that does not refuse serves until it is killed.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, bin, c.args...)
+		cmd.Env = append(os.Environ(), c.env...)
+		out, err := cmd.CombinedOutput()
+		cancel()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != c.code || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "fakellm serving") {
 			t.Errorf("fakellm %v: %v\n%s\nwant exit status %d and %q, nothing served", c.args, err, out, c.code, c.want)

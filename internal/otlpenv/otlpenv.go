@@ -34,15 +34,19 @@ const (
 	genericProtocol = "OTEL_EXPORTER_OTLP_PROTOCOL"
 	tracesInsecure  = "OTEL_EXPORTER_OTLP_TRACES_INSECURE"
 	genericInsecure = "OTEL_EXPORTER_OTLP_INSECURE"
+	sdkDisabled     = "OTEL_SDK_DISABLED"
+	tracesExporter  = "OTEL_TRACES_EXPORTER"
 )
 
 // Vars are the variables that decide whether and where Tracing exports, and the service's name:
 // the ones a test clears to start from nothing.
-var Vars = []string{tracesEndpoint, genericEndpoint, tracesProtocol, genericProtocol, tracesInsecure, genericInsecure, "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"}
+var Vars = []string{sdkDisabled, tracesExporter, tracesEndpoint, genericEndpoint, tracesProtocol, genericProtocol, tracesInsecure, genericInsecure, "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"}
 
 // Tracing returns a TracerProvider that exports over OTLP when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 // or OTEL_EXPORTER_OTLP_ENDPOINT is set, and a no-op provider otherwise: a program nobody asked to
-// export spans does not try to reach a collector that is not there.
+// export spans does not try to reach a collector that is not there. OTEL_SDK_DISABLED=true and
+// OTEL_TRACES_EXPORTER=none turn tracing off whatever endpoint is set (see [Off]): a no-op
+// provider, no exporter, and the other variables are not read.
 //
 // The protocol is OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else
 // http/protobuf (the specification's default); grpc and http/protobuf are supported. An endpoint
@@ -56,6 +60,11 @@ var Vars = []string{tracesEndpoint, genericEndpoint, tracesProtocol, genericProt
 // instead of to the OpenTelemetry global logger, which knows neither the program's log prefix nor
 // the endpoint.
 func Tracing(ctx context.Context, service string, logf func(format string, args ...any)) (tp trace.TracerProvider, shutdown func(context.Context) error, desc string, err error) {
+	if why, err := Off(); err != nil {
+		return nil, nil, "", err
+	} else if why != "" {
+		return noop.NewTracerProvider(), func(context.Context) error { return nil }, "", nil
+	}
 	// The exporters trim the variables, and take the traces one when both are set.
 	endpointVar := tracesEndpoint
 	endpoint := strings.TrimSpace(os.Getenv(endpointVar))
@@ -122,6 +131,36 @@ func Tracing(ctx context.Context, service string, logf func(format string, args 
 	p := sdktrace.NewTracerProvider(opts...)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return p, p.Shutdown, desc, nil
+}
+
+// Off says whether the environment turns tracing off, as the OpenTelemetry specification has it:
+// OTEL_SDK_DISABLED=true disables the SDK, and OTEL_TRACES_EXPORTER=none sets no exporter for
+// traces (values in any case, around spaces). why is the setting that does, as VARIABLE="value",
+// for the program to say so at start; "" when neither does. The Go SDK reads neither variable
+// itself: Tracing asks Off first.
+//
+// An OTEL_TRACES_EXPORTER other than otlp (the default) or none, such as zipkin, console or a list,
+// is an error naming the variable, its value and what is supported: no exporter of those is built
+// here, and the spans would go over OTLP or nowhere while the user expected them elsewhere. An
+// OTEL_SDK_DISABLED other than true or false is an error too, as an INSECURE variable's is (see
+// insecureSetting): the specification reads it as false, and OTEL_SDK_DISABLED=1 would export the
+// spans it was meant to stop.
+func Off() (why string, err error) {
+	disabled := strings.TrimSpace(os.Getenv(sdkDisabled))
+	switch {
+	case strings.EqualFold(disabled, "true"):
+		return fmt.Sprintf("%s=%q", sdkDisabled, disabled), nil
+	case disabled != "" && !strings.EqualFold(disabled, "false"):
+		return "", fmt.Errorf("%s=%q: write true (no spans) or false: the specification reads any other value as false", sdkDisabled, disabled)
+	}
+	exporter := strings.TrimSpace(os.Getenv(tracesExporter))
+	switch {
+	case strings.EqualFold(exporter, "none"):
+		return fmt.Sprintf("%s=%q", tracesExporter, exporter), nil
+	case exporter != "" && !strings.EqualFold(exporter, "otlp"):
+		return "", fmt.Errorf("%s=%q: the exporters supported are otlp (the default) and none, one at a time: write otlp, or none for no spans", tracesExporter, exporter)
+	}
+	return "", nil
 }
 
 // mismatch is a hint for an export error that comes of speaking to a receiver in a way it does not

@@ -623,3 +623,85 @@ func TestRecordsUnsampledCallers(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestTracingOff: OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none, in any case, turn tracing
+// off as the specification has it, whatever endpoint is set: a no-op provider, no exporter, and
+// no connection to the endpoint, whose variables are then not read (a malformed one is no error).
+// Before, both were ignored and the spans went to the endpoint.
+func TestTracingOff(t *testing.T) {
+	for _, c := range []struct{ variable, value string }{
+		{"OTEL_SDK_DISABLED", "true"},
+		{"OTEL_SDK_DISABLED", " TRUE "},
+		{"OTEL_TRACES_EXPORTER", "none"},
+		{"OTEL_TRACES_EXPORTER", "None"},
+	} {
+		for _, endpoint := range []string{"", "collector", "127.0.0.1:4318"} {
+			unset(t)
+			var accepted atomic.Int32
+			if endpoint == "collector" {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					for {
+						conn, err := l.Accept()
+						if err != nil {
+							return
+						}
+						accepted.Add(1)
+						conn.Close()
+					}
+				}()
+				endpoint = "http://" + l.Addr().String()
+				defer l.Close()
+			}
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+			t.Setenv(c.variable, c.value)
+			tp, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
+			if err != nil {
+				t.Errorf("%s=%q, endpoint %q: %v", c.variable, c.value, endpoint, err)
+				continue
+			}
+			_, span := tp.Tracer("test").Start(context.Background(), "generation")
+			span.End()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = shutdown(ctx)
+			cancel()
+			if _, ok := tp.(noop.TracerProvider); !ok || desc != "" || accepted.Load() != 0 {
+				t.Errorf("%s=%q, endpoint %q: %T exporting to %q, %d connections to the endpoint; want a no-op provider, no destination, none", c.variable, c.value, endpoint, tp, desc, accepted.Load())
+			}
+		}
+	}
+}
+
+// An OTEL_TRACES_EXPORTER other than otlp or none, and an OTEL_SDK_DISABLED other than true or
+// false, fail at start naming the variable, the value and what is supported; otlp and false, in
+// any case, leave tracing on.
+func TestTracingOffValues(t *testing.T) {
+	for _, c := range []struct{ variable, value, want string }{
+		{"OTEL_TRACES_EXPORTER", "zipkin", `OTEL_TRACES_EXPORTER="zipkin": the exporters supported are otlp (the default) and none`},
+		{"OTEL_TRACES_EXPORTER", "otlp,console", `OTEL_TRACES_EXPORTER="otlp,console": the exporters supported are otlp`},
+		{"OTEL_SDK_DISABLED", "1", `OTEL_SDK_DISABLED="1": write true (no spans) or false`},
+		{"OTEL_SDK_DISABLED", "yes", `OTEL_SDK_DISABLED="yes"`},
+		{"OTEL_TRACES_EXPORTER", "OTLP", ""},
+		{"OTEL_TRACES_EXPORTER", " otlp ", ""},
+		{"OTEL_SDK_DISABLED", "False", ""},
+	} {
+		unset(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+		t.Setenv(c.variable, c.value)
+		_, shutdown, desc, err := Tracing(context.Background(), "svc", ignore)
+		if c.want == "" {
+			if err != nil || desc == "" {
+				t.Errorf("%s=%q: %q, %v; want spans exported", c.variable, c.value, desc, err)
+			} else {
+				_ = shutdown(context.Background()) // nothing was recorded: nothing to send
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s=%q: %v, want an error with %q", c.variable, c.value, err, c.want)
+		}
+	}
+}
