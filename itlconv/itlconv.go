@@ -119,6 +119,23 @@ const (
 	ErrorTypePanic = "panic"
 )
 
+// The error.type values otelitl-proxy gives a generation whose upstream it could not reach (no
+// response came), where the error's Go type (*net.OpError) said nothing and an error message
+// would name the address. A deadline that passed is [ErrorTypeTimeout].
+const (
+	// ErrorTypeConnectionRefused: the server refused the connection: nothing listens at its
+	// address.
+	ErrorTypeConnectionRefused = "connection_refused"
+	// ErrorTypeDNS: the server's name did not resolve.
+	ErrorTypeDNS = "dns_error"
+	// ErrorTypeTLS: the TLS handshake failed: a certificate not trusted, or a server that does not
+	// speak TLS where the URL says https.
+	ErrorTypeTLS = "tls_error"
+	// ErrorTypeConnection: any other failure before a response: the connection was reset, or
+	// closed before the server answered.
+	ErrorTypeConnection = "connection_error"
+)
+
 // Values of metric attributes.
 const (
 	// OverflowKey marks the one series that takes every span once a cardinality limit is reached.

@@ -13,7 +13,8 @@
 // vendor's upstream whatever its path, and a path whose version the client's base URL doubled or
 // left out (/v1/v1/messages, /chat/completions) is answered 404 with the base URL to give. At
 // least one upstream is needed; a request for a protocol without one is answered 502 with the flag
-// to set. Every flag also reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI,
+// to set, and one whose upstream cannot be reached 502 too, its span's error.type saying why:
+// connection_refused, dns_error, timeout, tls_error, else connection_error. Every flag also reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI,
 // OTELITL_PROXY_ANTHROPIC, OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT,
 // OTELITL_PROXY_TLS_KEY); a flag on the command line wins, and errors name the one given.
 //
@@ -47,7 +48,6 @@ import (
 	"time"
 
 	"github.com/otelitl/itl/internal/otlpenv"
-	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
 func main() {
@@ -123,7 +123,7 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 	sort.Strings(names)
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 256
-	rt := httpitl.NewTransport(base, httpitl.WithTracerProvider(tp))
+	rt := upstreamTransport(base, tp)
 	inflight := &sync.WaitGroup{}
 	h := newHandler(c, rt, logger)
 	srv := newServer(c.addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -13,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/otelitl/itl/internal/refused"
 	"github.com/otelitl/itl/internal/syncbuf"
@@ -400,4 +405,91 @@ func startProxy(t *testing.T, args ...string) (*httptest.Server, *syncbuf.Buffer
 	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(logs, "", 0)))
 	t.Cleanup(proxy.Close)
 	return proxy, logs
+}
+
+// TestUpstreamFailureErrorType: a generation whose upstream cannot be reached ends with an
+// error.type that says why in a word, from a fixed set (connection_refused, dns_error, tls_error,
+// timeout, and connection_error for the rest), and the same span status description. Before, it
+// was the Go type of the transport's error, such as *net.OpError for both a refused connection
+// and a name that did not resolve.
+func TestUpstreamFailureErrorType(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer plain.Close()
+	untrusted := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	untrusted.Config.ErrorLog = log.New(io.Discard, "", 0) // the proxy's refusal of its certificate
+	untrusted.StartTLS()
+	defer untrusted.Close()
+	// silent accepts and never answers; closing accepts and closes at once.
+	silent, closing := listen(t, func(net.Conn) {}), listen(t, func(c net.Conn) { c.Close() })
+	for _, tc := range []struct{ name, upstream, want string }{
+		{"refused", "http://" + refused.Addr(t), "connection_refused"},
+		{"unresolved", "http://upstream.invalid", "dns_error"},
+		{"TLS to a server without it", strings.Replace(plain.URL, "http://", "https://", 1), "tls_error"},
+		{"untrusted certificate", untrusted.URL, "tls_error"},
+		{"TLS handshake timeout", "https://" + silent, "timeout"},
+		{"closed before answering", "http://" + closing, "connection_error"},
+	} {
+		exp.Reset()
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.TLSHandshakeTimeout = 300 * time.Millisecond
+		// No name resolves, without asking the machine's DNS server.
+		base.DialContext = (&net.Dialer{Resolver: &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+			return nil, errors.New("no DNS server in this test")
+		}}}).DialContext
+		c, err := parseConfig([]string{"-openai", tc.upstream}, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httptest.NewServer(newHandler(c, upstreamTransport(base, tp), log.New(io.Discard, "", 0)))
+		res, err := http.Post(proxy.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := errorMessage(res)
+		proxy.Close()
+		base.CloseIdleConnections()
+		spans := exp.GetSpans()
+		if res.StatusCode != http.StatusBadGateway || len(spans) != 1 {
+			t.Errorf("%s: %d %q and %d spans, want 502 and one span", tc.name, res.StatusCode, msg, len(spans))
+			continue
+		}
+		if got := spanAttr(spans[0], "error.type"); got != tc.want || spans[0].Status.Description != tc.want {
+			t.Errorf("%s: error.type %q, status %q; want %q (%s)", tc.name, got, spans[0].Status.Description, tc.want, msg)
+		}
+	}
+}
+
+// listen serves each connection to a new loopback listener with serve until the test ends, and
+// returns the listener's address.
+func listen(t *testing.T, serve func(net.Conn)) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			serve(c)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
 }
