@@ -224,11 +224,29 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		// The caller's trace context, if it sent one, parents the generation span.
 		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		p.ServeHTTP(w, r.WithContext(ctx))
+		p.ServeHTTP(oneContinue{w}, r.WithContext(ctx))
 		finishBody(w, r)
 	})
 	return mux
 }
+
+// oneContinue is the client's ResponseWriter without the upstream's 100 Continue, which
+// ReverseProxy relays: the proxy's own server answers a request's Expect: 100-continue with one
+// when the body is first read, which httpitl does at once for a generation, and otherwise the
+// upstream's transport does once the upstream has sent its own (or a second has passed). The
+// client got two. A final answer before the body is read still goes without any, and other
+// interim responses (103 Early Hints) pass.
+type oneContinue struct{ http.ResponseWriter }
+
+func (w oneContinue) WriteHeader(code int) {
+	if code == http.StatusContinue {
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap gives http.ResponseController, which ReverseProxy flushes through, the writer itself.
+func (w oneContinue) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // finishBody closes a full-duplex request's body before the handler returns, as Go's server
 // would after it, once the answer is flushed. With full duplex on, Go's HTTP/1 server leaves an

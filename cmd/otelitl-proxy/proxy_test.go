@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -492,4 +493,63 @@ func listen(t *testing.T, serve func(net.Conn)) string {
 		}
 	})
 	return l.Addr().String()
+}
+
+// TestOneContinue: a client that sends Expect: 100-continue and waits for the interim answer before
+// its body gets exactly one 100 Continue, then the upstream's answer, over a raw loopback
+// connection that counts the interim responses. The proxy's own server sends one when the body is
+// first read, and ReverseProxy relayed the upstream's as a second: always for a generation, whose
+// body httpitl reads first, and for another request whenever the upstream's came first.
+func TestOneContinue(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body) // Go's server answers the Expect with 100 Continue here
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d bytes\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", len(body))
+	}))
+	defer up.Close()
+	c, err := parseConfig([]string{"-openai", up.URL}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
+	defer tp.Shutdown(context.Background())
+	base := http.DefaultTransport.(*http.Transport).Clone() // as start has it: it waits 1 s for the upstream's 100
+	defer base.CloseIdleConnections()
+	logger := log.New(io.Discard, "", 0)
+	proxy := httptest.NewUnstartedServer(nil)
+	proxy.Config = newServer("", newHandler(c, upstreamTransport(base, tp), logger), logger)
+	proxy.Start()
+	defer proxy.Close()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	for _, path := range []string{"/v1/chat/completions", "/v1/files"} {
+		conn, err := net.Dial("tcp", proxy.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", path, proxy.Listener.Addr(), len(body))
+		br := bufio.NewReader(conn)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil || res.StatusCode != http.StatusContinue {
+			t.Fatalf("%s: %v %v before the body, want 100 Continue", path, res, err)
+		}
+		continues := 1
+		_, _ = io.WriteString(conn, body)
+		for {
+			if res, err = http.ReadResponse(br, nil); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if res.StatusCode >= 200 {
+				break
+			}
+			if res.StatusCode == http.StatusContinue {
+				continues++
+			}
+		}
+		got, err := io.ReadAll(res.Body)
+		conn.Close()
+		if continues != 1 || res.StatusCode != http.StatusOK || err != nil || !strings.Contains(string(got), fmt.Sprintf("%d bytes", len(body))) {
+			t.Errorf("%s: %d interim 100 Continue, then %s %q (%v); want one, then the upstream's stream", path, continues, res.Status, got, err)
+		}
+	}
 }
