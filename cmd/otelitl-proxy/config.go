@@ -37,6 +37,54 @@ var protocols = []protocol{
 	{"ollama", "OTELITL_PROXY_OLLAMA", "Ollama", "http://127.0.0.1:11434", "/api", regexp.MustCompile(`(?i)/api$`), "/api/chat"},
 }
 
+// endpoint matches, at the end of an upstream's path, the path of one of the APIs' endpoints, with
+// the version before it when there is one: an upstream given as an endpoint's URL, as an API's
+// reference shows it for one call (https://api.openai.com/v1/chat/completions), to which the proxy
+// would append each request's own path. A Gemini method's path runs from its version on
+// (/v1beta/models/m:streamGenerateContent, Vertex AI's /v1/projects/.../models/m:generateContent).
+// Only whole segments match: a base path such as /completions-api or /messaging is the upstream's
+// own.
+var endpoint = regexp.MustCompile(`(?i)(/v[0-9]+((alpha|beta)[0-9]*)?)?/(chat/completions|completions|responses|embeddings|messages|messages/count_tokens|api/chat|api/generate|api/embed|api/embeddings)$` +
+	`|(/v[0-9]+((alpha|beta)[0-9]*)?(/.+)?)?/models/[^/]+:[a-z]+$`)
+
+// baseOf returns the base URL to give instead of upstream u of protocol p, and what it drops from
+// u ("" when u is a base URL): an endpoint's path (see endpoint), a query or a fragment, and with
+// them a version left at the end (which alone is refused after, in its own words). The proxy
+// sends each request to u's path followed by the request's own path and query: an endpoint's URL
+// got .../chat/completions/v1/chat/completions, and the client brings its own query (Azure's
+// api-version). An Azure OpenAI deployment's path (/openai/deployments/...) is the client's too,
+// forwarded as the client sends it: an endpoint's path is cut where it begins.
+func baseOf(u *url.URL, p protocol) (base *url.URL, dropped string) {
+	cut := len(u.Path)
+	if loc := endpoint.FindStringIndex(u.Path); loc != nil {
+		cut = loc[0]
+		if i := strings.Index(strings.ToLower(u.Path[:cut]), "/openai/deployments/"); i >= 0 {
+			cut = i
+		}
+	}
+	query, fragment := u.RawQuery != "" || u.ForceQuery, u.Fragment != ""
+	if cut == len(u.Path) && !query && !fragment {
+		return u, ""
+	}
+	if loc := p.versions.FindStringIndex(u.Path[:cut]); loc != nil {
+		cut = loc[0]
+	}
+	var parts []string
+	if cut < len(u.Path) {
+		parts = append(parts, u.Path[cut:])
+	}
+	if query {
+		parts = append(parts, "the query")
+	}
+	if fragment {
+		parts = append(parts, "the fragment")
+	}
+	b := *u
+	b.Path, b.RawPath = u.Path[:cut], ""
+	b.RawQuery, b.ForceQuery, b.Fragment, b.RawFragment = "", false, "", ""
+	return &b, strings.Join(parts, " and ")
+}
+
 // flagHelp is returned after -h printed the usage.
 var flagHelp = flag.ErrHelp
 
@@ -128,7 +176,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			continue
 		}
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			shown := raw
 			if err == nil {
 				shown = u.Redacted() // without a password it may carry
@@ -136,6 +184,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), shown), p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
+		if base, dropped := baseOf(u, p); dropped != "" {
+			// Redacted: the URL may carry a password, which the message would show twice.
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path and query, such as %s",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), p.clientPath)
+		}
 		if loc := p.versions.FindStringIndex(u.Path); loc != nil {
 			n := loc[0]
 			fixed := *u

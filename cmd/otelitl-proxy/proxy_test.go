@@ -553,3 +553,54 @@ func TestOneContinue(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamEndpointURL: an upstream given as an endpoint's whole URL (what an API's reference
+// shows for one call), or with a query or a fragment, is refused at start with the setting as the
+// user gave it, the value and the base URL to give instead: the proxy appends each request's own
+// path and query, and sent every request to <endpoint URL>/v1/chat/completions. A base path of the
+// upstream's own, or one that merely looks like an endpoint, is kept.
+func TestUpstreamEndpointURL(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want []string // in the error; none: accepted
+	}{
+		{nil, []string{"-openai", "https://api.openai.com/v1/chat/completions"}, []string{`-openai "https://api.openai.com/v1/chat/completions": drop /v1/chat/completions, as in -openai https://api.openai.com: the proxy appends the client's own path and query, such as /v1/chat/completions`}},
+		{nil, []string{"-openai", "https://api.groq.com/openai/v1/chat/completions/"}, []string{"drop /v1/chat/completions, as in -openai https://api.groq.com/openai:"}},
+		{nil, []string{"-openai", "http://127.0.0.1:8000/v1/completions"}, []string{"as in -openai http://127.0.0.1:8000:"}},
+		{nil, []string{"-openai", "https://api.openai.com/v1/responses"}, []string{"drop /v1/responses, as in -openai https://api.openai.com:"}},
+		{nil, []string{"-openai", "https://api.openai.com/V1/Embeddings"}, []string{"drop /V1/Embeddings, as in -openai https://api.openai.com:"}},
+		{nil, []string{"-openai", "https://user:s3cret@gw.example/v1/chat/completions"}, []string{`-openai "https://user:xxxxx@gw.example/v1/chat/completions"`, "as in -openai https://user:xxxxx@gw.example:"}},
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"}, []string{"drop /openai/deployments/gpt-4o/chat/completions and the query, as in -openai https://res.openai.azure.com:"}},
+		{map[string]string{"OTELITL_PROXY_ANTHROPIC": "https://api.anthropic.com/v1/messages?beta=true"}, nil, []string{`OTELITL_PROXY_ANTHROPIC="https://api.anthropic.com/v1/messages?beta=true": drop /v1/messages and the query, as in OTELITL_PROXY_ANTHROPIC=https://api.anthropic.com:`, "such as /v1/messages"}},
+		{nil, []string{"-gemini", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse"}, []string{"drop /v1beta/models/gemini-2.0-flash:streamGenerateContent and the query, as in -gemini https://generativelanguage.googleapis.com:"}},
+		{nil, []string{"-gemini", "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent"}, []string{"as in -gemini https://us-central1-aiplatform.googleapis.com:"}},
+		{nil, []string{"-gemini", "https://gw.example/gemini/v1beta/models/m:streamGenerateContent"}, []string{"as in -gemini https://gw.example/gemini:"}},
+		{nil, []string{"-ollama", "http://127.0.0.1:11434/api/chat"}, []string{"drop /api/chat, as in -ollama http://127.0.0.1:11434:", "such as /api/chat"}},
+		{nil, []string{"-ollama", "http://127.0.0.1:11434/api/generate"}, []string{"as in -ollama http://127.0.0.1:11434:"}},
+		// A query or a fragment alone: the client sends its own query (Azure's api-version).
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai?api-version=2024-10-21"}, []string{"drop the query, as in -openai https://res.openai.azure.com/openai:"}},
+		{nil, []string{"-openai", "http://127.0.0.1:8000/v1?x=1"}, []string{"drop /v1 and the query, as in -openai http://127.0.0.1:8000:"}},
+		{nil, []string{"-anthropic", "https://api.anthropic.com#messages"}, []string{"drop the fragment, as in -anthropic https://api.anthropic.com:"}},
+		// Base paths: kept.
+		{nil, []string{"-openai", "https://api.groq.com/openai"}, nil},
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai"}, nil},
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai/deployments/gpt-4o"}, nil},
+		{nil, []string{"-openai", "https://gw.example/completions-api"}, nil},
+		{nil, []string{"-anthropic", "https://gw.example/messaging"}, nil},
+		{nil, []string{"-ollama", "http://gw.example/ollama"}, nil},
+	} {
+		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if len(tc.want) == 0 && err != nil {
+			t.Errorf("%v %v: %v, want it accepted", tc.env, tc.args, err)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v %v: error %v, want one with %q", tc.env, tc.args, err, w)
+			}
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%v: the error shows the password: %v", tc.args, err)
+		}
+	}
+}
