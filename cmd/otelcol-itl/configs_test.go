@@ -471,3 +471,38 @@ func TestConnectorKeepsSeriesLongerThanTheScrapeEndpoint(t *testing.T) {
 		t.Fatal("no shipped configuration feeds a Prometheus exporter from a cumulative connector: prometheus.yaml moved?")
 	}
 }
+
+// TestAgentsForwardSpansOnly: a shipped configuration without the itl_metrics connector
+// (agent.yaml, in front of gateway.yaml) forwards spans as they came: no itl processor, whose
+// annotations the gateway's would make again, and no metrics pipeline, whose only source would be
+// another collector's connector, counting the same generations a second time.
+func TestAgentsForwardSpansOnly(t *testing.T) {
+	agents := 0
+	for _, c := range loadShipped(t) {
+		connector := false
+		for _, p := range asMap(get(c.cfg, "service", "pipelines")) {
+			exps, _ := get(p, "exporters").([]any)
+			for _, x := range exps {
+				connector = connector || typeOf(str(x)) == "itl_metrics"
+			}
+		}
+		if connector {
+			continue
+		}
+		agents++
+		for pname, p := range asMap(get(c.cfg, "service", "pipelines")) {
+			if typeOf(pname) != "traces" {
+				t.Errorf("%s runs no itl_metrics connector but has the pipeline %s: an agent forwards spans only", c.path, pname)
+			}
+			procs, _ := get(p, "processors").([]any)
+			for _, x := range procs {
+				if typeOf(str(x)) == "itl" {
+					t.Errorf("%s runs the itl processor (%s) without the connector: the gateway's processor does its work", c.path, pname)
+				}
+			}
+		}
+	}
+	if agents == 0 {
+		t.Error("no shipped configuration forwards spans without the connector: agent.yaml moved?")
+	}
+}
