@@ -69,8 +69,7 @@ func TestShippedConfigsUnderAttack(t *testing.T) {
 			} else if d, err := time.ParseDuration(m[1]); err == nil {
 				headerTimeout = d
 			}
-			b := newLimitedBackend()
-			s := shippedEnv(t, cfg, startLimitedGRPC(t, b), startLimitedHTTP(t, b))
+			s := shippedWithBackends(t, cfg, newLimitedBackend())
 			startShipped(t, cfg, &s)
 
 			exposed := false

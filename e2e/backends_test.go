@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
@@ -45,6 +46,8 @@ type limitedBackend struct {
 
 	keepTraces bool
 	limit      int // the gRPC receive limit; 0 is backendLimit
+	// certFile and keyFile, when set, make the gRPC server speak TLS with that certificate.
+	certFile, keyFile string
 }
 
 type histPoint struct {
@@ -166,7 +169,7 @@ func (r refusals) HandleRPC(_ context.Context, s stats.RPCStats) {
 }
 
 // startLimitedGRPC serves the backend over OTLP/gRPC with gRPC's default 4 MiB receive limit, on a
-// free loopback port until the test ends.
+// free loopback port until the test ends; with TLS when b has a certificate.
 func startLimitedGRPC(t *testing.T, b *limitedBackend) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -177,7 +180,15 @@ func startLimitedGRPC(t *testing.T, b *limitedBackend) string {
 	if limit == 0 {
 		limit = backendLimit
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(limit), grpc.StatsHandler(refusals{&b.refused}))
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.StatsHandler(refusals{&b.refused})}
+	if b.certFile != "" {
+		creds, err := credentials.NewServerTLSFromFile(b.certFile, b.keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, grpc.Creds(creds))
+	}
+	srv := grpc.NewServer(opts...)
 	ptraceotlp.RegisterGRPCServer(srv, &limitedTraces{b: b})
 	pmetricotlp.RegisterGRPCServer(srv, &limitedMetrics{b: b})
 	go func() { _ = srv.Serve(l) }()

@@ -86,11 +86,49 @@ func shippedEnv(t *testing.T, config, grpcBackend, httpBackend string) shippedSe
 		"TLS_CERT_FILE="+certFile, "TLS_KEY_FILE="+keyFile, "GATEWAY_TOKEN="+gatewayToken,
 		"ITL_QUEUE_DIR="+t.TempDir(), "PPROF_ENDPOINT="+freePort(t),
 	)
-	if strings.Contains(string(raw), "cert_file:") {
+	// What the receivers require, not the exporters: otlp.yaml's exporter names a client
+	// cert_file, agent.yaml's an authenticator, and their receivers take plain text on loopback.
+	receivers := section(string(raw), "receivers")
+	if strings.Contains(receivers, "cert_file:") {
 		s.client.pool = pool
 	}
-	if strings.Contains(string(raw), "authenticator:") {
+	if strings.Contains(receivers, "authenticator:") {
 		s.client.token = gatewayToken
+	}
+	return s
+}
+
+// section returns the top-level section name of a config (its key's line and every line under
+// it, up to the next top-level key), without comments.
+func section(raw, name string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(raw, "\n") {
+		if line != "" && line[0] != ' ' && line[0] != '#' {
+			in = strings.HasPrefix(line, name+":")
+		}
+		code, _, _ := strings.Cut(line, " #")
+		if in && !strings.HasPrefix(strings.TrimSpace(code), "#") {
+			b.WriteString(code + "\n")
+		}
+	}
+	return b.String()
+}
+
+// shippedWithBackends starts b over OTLP/gRPC and OTLP/HTTP and returns the environment that runs
+// config against them (shippedEnv). A config whose OTLP/gRPC exporter cannot send in plain text
+// (it reads OTLP_ENDPOINT and no OTLP_INSECURE: agent.yaml, whose token bearertokenauth sends over
+// TLS only) gets a gRPC backend with TLS, and OTLP_CA_FILE names its certificate.
+func shippedWithBackends(t *testing.T, config string, b *limitedBackend) shippedSetup {
+	t.Helper()
+	raw := mustRead(t, config)
+	tlsOnly := strings.Contains(raw, "${env:OTLP_ENDPOINT") && !strings.Contains(raw, "${env:OTLP_INSECURE")
+	if tlsOnly {
+		b.certFile, b.keyFile, _ = selfSigned(t)
+	}
+	s := shippedEnv(t, config, startLimitedGRPC(t, b), startLimitedHTTP(t, b))
+	if tlsOnly {
+		s.env = append(s.env, "OTLP_CA_FILE="+b.certFile) // self-signed: its own CA
 	}
 	return s
 }
@@ -369,15 +407,16 @@ func writeReport(t *testing.T, env, report string) {
 // 512 spans, about 19 MiB) over OTLP/gRPC and again over OTLP/HTTP into every shipped config, and
 // checks that nothing is lost: the client's exports succeed, the receiver accepts every span and
 // refuses none, and where the config forwards spans, a backend with a 4 MiB limit receives them
-// all. Before issue 13 the receivers' 4 MiB (gRPC) and 20 MiB (HTTP) limits refused the whole batch.
+// all; a config with the connector counts each generation once, one without it (agent.yaml) sends
+// no metrics. Before issue 13 the receivers' 4 MiB (gRPC) and 20 MiB (HTTP) limits refused the
+// whole batch.
 func TestLongRepliesThroughEveryConfig(t *testing.T) {
 	requireE2E(t)
 	const gens, chunks = 512, 5000
 	for _, cfg := range shippedConfigFiles(t) {
 		t.Run(filepath.Base(cfg), func(t *testing.T) {
 			b := newLimitedBackend()
-			grpcAddr, httpAddr := startLimitedGRPC(t, b), startLimitedHTTP(t, b)
-			s := shippedEnv(t, cfg, grpcAddr, httpAddr)
+			s := shippedWithBackends(t, cfg, b)
 			startShipped(t, cfg, &s)
 			var largest int64
 			for _, proto := range []string{"grpc", "http"} {
@@ -418,6 +457,19 @@ func TestLongRepliesThroughEveryConfig(t *testing.T) {
 				if !waitFor(2*time.Minute, func() bool { return b.spanCount() >= 2*gens }) || b.spanCount() != 2*gens || b.refused.Load() != 0 {
 					t.Errorf("the backend received %d spans of %d (%d messages refused for size)", b.spanCount(), 2*gens, b.refused.Load())
 				}
+			}
+			// An agent, without the connector, counts nothing: the backend (the gateway, in two
+			// tiers) has the spans and no metrics of it, and its telemetry has no connector's.
+			if !runsConnector.MatchString(mustRead(t, cfg)) {
+				own := telemetry(t, s.ports.telemetry, "otelcol_connector_itl_metrics", "")
+				if b.hasMetrics() || len(own) != 0 {
+					t.Errorf("a config without the connector sent metrics (%v) or has the connector's telemetry %v", b.hasMetrics(), own)
+				}
+				t.Logf("%s: the largest client request was %d bytes; %v spans accepted; no connector; the backend received %d spans, its largest message %d bytes",
+					s.name, largest, accepted, b.spanCount(), b.maxMsg)
+				writeReport(t, "LIMITS_REPORT", fmt.Sprintf("%s: %d generations x %d chunks per protocol: largest client request %d bytes; accepted %v; backend spans %d, largest message %d bytes\n",
+					s.name, gens, chunks, largest, accepted, b.spanCount(), b.maxMsg))
+				return
 			}
 			// The connector saw every span too: its duration count, where the metrics are readable
 			// as cumulative totals (the scrape endpoint, or an OTLP backend without delta).
@@ -467,6 +519,9 @@ func TestLongRepliesThroughEveryConfig(t *testing.T) {
 
 // forwardsSpans matches a config whose traces pipeline exports spans over OTLP.
 var forwardsSpans = regexp.MustCompile(`(?m)^    traces:.*\n(?:      .*\n)*?      exporters: \[[^\]]*otlp_(grpc|http)[\],]`)
+
+// runsConnector matches a config with the itl_metrics connector in a pipeline (all but agent.yaml).
+var runsConnector = regexp.MustCompile(`(?m)^      exporters: \[[^\]]*\bitl_metrics\b`)
 
 // scrapeSum reads a Prometheus scrape endpoint and adds up the samples of a metric.
 func scrapeSum(t *testing.T, addr, metric string) float64 {
@@ -522,6 +577,34 @@ func TestNewPorts(t *testing.T) {
 	}
 	if s.ports.grpc == old.grpc || s.ports.http == old.http || get(s.env, "ITL_FLUSH_INTERVAL") != "2s" {
 		t.Errorf("ports %+v, were %+v", s.ports, old)
+	}
+}
+
+// The client a shipped config's receivers want: TLS and the token where they listen beyond
+// loopback (gateway.yaml), plain text and no token elsewhere, whatever the exporters name (a
+// client certificate in otlp.yaml, an authenticator in agent.yaml); and which configs send to a
+// gRPC backend over TLS only. It runs without the end-to-end switch: it starts no collector.
+func TestShippedEnvClient(t *testing.T) {
+	tlsBackends := 0
+	for _, cfg := range shippedConfigFiles(t) {
+		raw := mustRead(t, cfg)
+		exposed := false
+		for _, ep := range endpointDefault.FindAllStringSubmatch(raw, -1) {
+			host, _, _ := net.SplitHostPort(ep[1])
+			if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
+				exposed = true
+			}
+		}
+		s := shippedWithBackends(t, cfg, newLimitedBackend())
+		if (s.client.pool != nil) != exposed || (s.client.token != "") != exposed {
+			t.Errorf("%s: receivers beyond loopback %v, but the client has TLS %v and a token %v", s.name, exposed, s.client.pool != nil, s.client.token != "")
+		}
+		if slices.ContainsFunc(s.env, func(kv string) bool { return strings.HasPrefix(kv, "OTLP_CA_FILE=") }) {
+			tlsBackends++
+		}
+	}
+	if tlsBackends == 0 {
+		t.Error("no shipped config sends over gRPC with TLS only: agent.yaml moved, or reads OTLP_INSECURE?")
 	}
 }
 
