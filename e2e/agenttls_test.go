@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -155,19 +156,20 @@ func waitExportFailure(t *testing.T, p *proc, reason string, timeout time.Durati
 
 // TestAgentTLSToGateway runs the shipped gateway.yaml with a server certificate that a private
 // CA signed, requiring client certificates from the same CA (TLS_CLIENT_CA_FILE), and in front of
-// it an agent with the shipped otlp.yaml (gRPC) and then otlphttp.yaml (HTTP, an https:// URL),
-// each sent one generation:
+// it the shipped agent.yaml, each agent sent one generation:
 //   - without OTLP_CA_FILE the agent verifies the gateway against the system's roots: its
 //     exporter logs that the export failed, "certificate signed by unknown authority";
 //   - with the CA but no client certificate the gateway refuses the handshake: the exporter logs
 //     the failure, "certificate required";
 //   - with OTLP_CA_FILE, OTLP_CLIENT_CERT_FILE and OTLP_CLIENT_KEY_FILE the span reaches the
-//     gateway's backend, and the gateway's connector counts it as one generation with its
-//     first chunk and every gap.
+//     gateway's backend, with the token OTLP_TOKEN sent (the gateway refuses a request without
+//     it), and the generation is counted once: the gateway's connector recorded one span, the
+//     backend holds one generation with its first chunk and every gap, and the agent sent the
+//     span and no metric point.
 //
 // The failing agents come first and deliver nothing, so that what the backend holds at the end
-// is the trusted agent's alone. The agents run the components too, as otlp.yaml and otlphttp.yaml
-// do; the gateway refuses their metrics, and its backend sees the gateway's own.
+// is the trusted agent's alone. otlp.yaml and otlphttp.yaml, which ran here before agent.yaml was
+// shipped, send to a backend: in front of the gateway they count each generation in both tiers.
 func TestAgentTLSToGateway(t *testing.T) {
 	requireE2E(t)
 	bin := buildCollector(t)
@@ -175,64 +177,80 @@ func TestAgentTLSToGateway(t *testing.T) {
 	srvCert, srvKey := ca.issue(t, "gateway", x509.ExtKeyUsageServerAuth, net.IPv4(127, 0, 0, 1))
 	cliCert, cliKey := ca.issue(t, "agent", x509.ExtKeyUsageClientAuth)
 	const chunks = 12
+	const config = "agent.yaml"
 
-	for _, c := range []struct {
-		config string
-		target func(*gateway) string // the variable that points the agent at the gateway
-	}{
-		{"otlp.yaml", func(g *gateway) string { return "OTLP_ENDPOINT=" + g.grpcAddr }},
-		{"otlphttp.yaml", func(g *gateway) string { return "OTLP_HTTP_URL=https://" + g.httpAddr }},
-	} {
-		t.Run(c.config, func(t *testing.T) {
-			hs, backend := startHTTPSink(t)
-			gw := startGateway(t, bin, "gateway", srvCert, srvKey, backend, t.TempDir(), "TLS_CLIENT_CA_FILE="+ca.file)
-			base := []string{c.target(gw), "OTLP_TOKEN=" + gatewayToken}
-			clientPair := []string{"OTLP_CLIENT_CERT_FILE=" + cliCert, "OTLP_CLIENT_KEY_FILE=" + cliKey}
+	hs, backend := startHTTPSink(t)
+	gw := startGateway(t, bin, "gateway", srvCert, srvKey, backend, t.TempDir(), "TLS_CLIENT_CA_FILE="+ca.file)
+	base := []string{"OTLP_ENDPOINT=" + gw.grpcAddr, "OTLP_TOKEN=" + gatewayToken}
+	clientPair := []string{"OTLP_CLIENT_CERT_FILE=" + cliCert, "OTLP_CLIENT_KEY_FILE=" + cliKey}
 
-			t.Run("without the CA", func(t *testing.T) {
-				agent, ports := startAgent(t, bin, c.config, append(append([]string{}, base...), clientPair...))
-				sendGeneration(t, ports.grpc, "untrusted", chunks)
-				waitExportFailure(t, agent, "certificate signed by unknown authority", 30*time.Second)
-			})
-			t.Run("without a client certificate", func(t *testing.T) {
-				agent, ports := startAgent(t, bin, c.config, append(append([]string{}, base...), "OTLP_CA_FILE="+ca.file))
-				sendGeneration(t, ports.grpc, "anonymous", chunks)
-				waitExportFailure(t, agent, "certificate required", 30*time.Second)
-			})
-			hs.mu.Lock()
-			leaked := hs.spans
-			hs.mu.Unlock()
-			if leaked != 0 {
-				t.Errorf("the backend received %d spans from agents the gateway should have refused", leaked)
-			}
-
-			t.Run("trusted, with a client certificate", func(t *testing.T) {
-				env := append(append(append([]string{}, base...), clientPair...), "OTLP_CA_FILE="+ca.file)
-				agent, ports := startAgent(t, bin, c.config, env)
-				sendGeneration(t, ports.grpc, "trusted", chunks)
-				const ttft, gaps = "gen_ai.client.operation.time_to_first_chunk", "gen_ai.client.operation.time_per_output_chunk"
-				arrived := waitFor(30*time.Second, func() bool {
-					hs.mu.Lock()
-					defer hs.mu.Unlock()
-					return hs.spans >= 1 && hs.counts[ttft] >= 1 && hs.counts[gaps] >= chunks-1
-				})
-				time.Sleep(2 * time.Second) // a duplicate would come now
-				hs.mu.Lock()
-				defer hs.mu.Unlock()
-				if !arrived || hs.spans != 1 || hs.counts[ttft] != 1 || hs.counts[gaps] != chunks-1 {
-					t.Errorf("the gateway's backend has %d spans, %d TTFTs and %d gaps; want 1, 1 and %d (arrived within 30s: %v)",
-						hs.spans, hs.counts[ttft], hs.counts[gaps], chunks-1, arrived)
-				}
-				if hs.badAuth != 0 {
-					t.Errorf("%d requests reached the backend without the gateway's token", hs.badAuth)
-				}
-				b, _ := os.ReadFile(agent.log)
-				for _, bad := range []string{"unknown authority", "certificate required", "bad certificate"} {
-					if strings.Contains(string(b), bad) {
-						t.Errorf("the trusted agent's log says %q", bad)
-					}
-				}
-			})
-		})
+	t.Run("without the CA", func(t *testing.T) {
+		agent, ports := startAgent(t, bin, config, append(append([]string{}, base...), clientPair...))
+		sendGeneration(t, ports.grpc, "untrusted", chunks)
+		waitExportFailure(t, agent, "certificate signed by unknown authority", 30*time.Second)
+	})
+	t.Run("without a client certificate", func(t *testing.T) {
+		agent, ports := startAgent(t, bin, config, append(append([]string{}, base...), "OTLP_CA_FILE="+ca.file))
+		sendGeneration(t, ports.grpc, "anonymous", chunks)
+		waitExportFailure(t, agent, "certificate required", 30*time.Second)
+	})
+	hs.mu.Lock()
+	leaked := hs.spans
+	hs.mu.Unlock()
+	if leaked != 0 {
+		t.Errorf("the backend received %d spans from agents the gateway should have refused", leaked)
 	}
+
+	t.Run("trusted, with a client certificate", func(t *testing.T) {
+		env := append(append(append([]string{}, base...), clientPair...), "OTLP_CA_FILE="+ca.file)
+		agent, ports := startAgent(t, bin, config, env)
+		sendGeneration(t, ports.grpc, "trusted", chunks)
+		const ttft, gaps = "gen_ai.client.operation.time_to_first_chunk", "gen_ai.client.operation.time_per_output_chunk"
+		arrived := waitFor(30*time.Second, func() bool {
+			hs.mu.Lock()
+			defer hs.mu.Unlock()
+			return hs.spans >= 1 && hs.counts[ttft] >= 1 && hs.counts[gaps] >= chunks-1
+		})
+		time.Sleep(2 * time.Second) // a duplicate would come now: the gateway flushes every second
+		hs.mu.Lock()
+		if !arrived || hs.spans != 1 || hs.counts[ttft] != 1 || hs.counts[gaps] != chunks-1 {
+			t.Errorf("the gateway's backend has %d spans, %d TTFTs and %d gaps; want 1, 1 and %d (arrived within 30s: %v)",
+				hs.spans, hs.counts[ttft], hs.counts[gaps], chunks-1, arrived)
+		}
+		if hs.badAuth != 0 {
+			t.Errorf("%d requests reached the backend without the gateway's token", hs.badAuth)
+		}
+		hs.mu.Unlock()
+		// The gateway's own telemetry: its connector recorded the one span, once.
+		if recorded := telemetry(t, gw.telemetryAddr(t), "otelcol_connector_itl_metrics_spans_recorded", "")[""]; recorded != 1 {
+			t.Errorf("the gateway's connector recorded %v spans, want 1", recorded)
+		}
+		// The agent's: its exporter sent the span and no metric point, failing none; it has no
+		// connector to count with.
+		sent := telemetry(t, ports.telemetry, "otelcol_exporter_sent_spans", "")[""]
+		points := telemetry(t, ports.telemetry, "otelcol_exporter_sent_metric_points", "")[""] +
+			telemetry(t, ports.telemetry, "otelcol_exporter_send_failed", "")[""]
+		own := telemetry(t, ports.telemetry, "otelcol_connector_itl_metrics", "")
+		if sent != 1 || points != 0 || len(own) != 0 {
+			t.Errorf("the agent's telemetry: %v spans sent (want 1), %v metric points sent or items failed (want 0), the connector's %v (want none)", sent, points, own)
+		}
+		b, _ := os.ReadFile(agent.log)
+		for _, bad := range []string{"unknown authority", "certificate required", "bad certificate", "MetricsService", "Unauthenticated"} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("the trusted agent's log says %q", bad)
+			}
+		}
+	})
+}
+
+// telemetryAddr returns where the gateway serves its own metrics (TELEMETRY_PORT, on loopback).
+func (g *gateway) telemetryAddr(t *testing.T) string {
+	t.Helper()
+	for _, kv := range slices.Backward(g.env) {
+		if port, ok := strings.CutPrefix(kv, "TELEMETRY_PORT="); ok {
+			return net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	t.Fatal("the gateway has no TELEMETRY_PORT")
+	return ""
 }
