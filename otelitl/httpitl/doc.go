@@ -67,14 +67,17 @@
 //
 // error.type is the HTTP status code of an error answer (400 and above); the type or code of an
 // error event in the stream when it looks like a code (1 to 64 letters, digits, '_', '-' or '.':
-// never its message, nor free text put where a code belongs; "stream_error" otherwise); for a
-// Responses stream that ends in a failed or cancelled response, its error's code, else
-// "response_failed" or "response_cancelled"; "incomplete_stream" when the body ends (or is cut)
-// without its protocol's end marker ([DONE]; response.completed or response.incomplete;
-// message_stop; a Gemini candidate with a finishReason; Ollama's "done": true); "cancelled" when
-// the caller closes the body before the end or its context is cancelled; "timeout" when its
-// deadline passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on
-// to the server).
+// never its message, nor free text put where a code belongs; "stream_error" otherwise): an error
+// object ({"error": {...}} in an OpenAI Chat Completions or Responses stream, Gemini's error) is
+// named by the first non-empty of its code, type and status, and in an OpenAI stream an error that
+// is no object is "stream_error"; a Responses error event (type "error") is named by its own code,
+// else by its error object, nested as OpenAI sends it; for a Responses stream that ends in a failed
+// or cancelled response, its error's code, else "response_failed" or "response_cancelled";
+// "incomplete_stream" when the body ends (or is cut) without its protocol's end marker ([DONE];
+// response.completed or response.incomplete; message_stop; a Gemini candidate with a finishReason;
+// Ollama's "done": true); "cancelled" when the caller closes the body before the end or its context
+// is cancelled; "timeout" when its deadline passes; for [NewHandler], "panic" when the wrapped
+// handler panics (the panic goes on to the server).
 //
 // # Trace context
 //

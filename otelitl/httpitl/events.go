@@ -562,6 +562,8 @@ func (o *observer) responses() uint8 {
 		typ, object, code jstr
 		delta             bool
 		top, resp         responseFields
+		errKind           byte // the top-level error member, as chatFields.errKind
+		errf              errorFields
 	)
 	st := s.top(func(s *jsonScan) bool {
 		var seen uint32
@@ -575,6 +577,24 @@ func (o *observer) responses() uint8 {
 				return s.seen(&seen, 1<<2) && s.codeValue(&code)
 			case "object":
 				return s.seen(&seen, 1<<3) && s.strValue(&object)
+			case "error":
+				// An error event's, or a non-streamed reply's error (whose code alone names a failed
+				// response).
+				if !s.seen(&seen, 1<<14) {
+					return false
+				}
+				switch s.peek() {
+				case '{':
+					errKind = 'o'
+					_, ok := s.errorObject(&errf)
+					top.err, top.errCode = true, errf.code
+					return ok
+				case 'n':
+					return s.lit("null")
+				}
+				errKind = 'x'
+				_, ok := s.skip()
+				return ok
 			case "response":
 				if !s.seen(&seen, 1<<4) {
 					return false
@@ -621,16 +641,22 @@ func (o *observer) responses() uint8 {
 		}
 		o.finishResponse(&resp, status)
 	case "error":
+		// Its code; OpenAI sends it nested, in an error object named as a Chat Completions error.
 		t := streamErrorType
 		if !code.empty() {
 			t = code.String()
+		} else if errKind == 'o' {
+			t = errf.String()
 		}
 		o.fail(t)
 	case "":
-		if object.is("response") { // a non-streamed reply
+		switch {
+		case object.is("response"): // a non-streamed reply
 			o.finishResponse(&top, statusOf(top.status))
-		} else if top.err {
-			o.fail(top.errCode.String())
+		case errKind == 'o': // {"error": {...}}, named as in a Chat Completions stream
+			o.fail(errf.String())
+		case errKind == 'x':
+			o.fail(streamErrorType) // an error that is not an object
 		}
 	}
 	return scanOK

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
@@ -247,6 +248,9 @@ var hostile = []string{
 	`{"type":"response.created","response":{"id":"r","model":"m","usage":{"input_tokens":1,"output_tokens":2}}}`,
 	`{"object":"response","status":"incomplete","incomplete_details":{"reason":"x"},"usage":{"input_tokens":1}}`,
 	`{"object":"response","status":"failed","error":{"code":"c"}}`, `{"error":{"code":"c"}}`, `{"error":{"code":null}}`,
+	`{"object":"response","status":"failed","error":"x"}`, `{"object":"response","status":"failed","error":{"code":"two words"}}`,
+	`{"type":"error","error":{"code":"c","type":"t"}}`, `{"type":"error","code":"","error":{"type":"t","status":5}}`,
+	`{"type":"error","code":"c","error":"x"}`, `{"error":{"type":"t"},"error":null}`, `{"error":{"type":"t"},"type":""}`,
 	`{"type":"message_start","message":{"id":"m","model":"c","usage":{"input_tokens":3,"output_tokens":1}}}`,
 	`{"type":"message_start","message":null}`, `{"type":"message_start","message":[]}`, `{"type":"message_start","message":{"usage":5}}`,
 	`{"type":"content_block_delta","delta":{"partial_json":""}}`, `{"type":"content_block_delta","delta":{"thinking":"t"}}`,
@@ -388,35 +392,74 @@ func TestAnthropicPlaceholderOutput(t *testing.T) {
 	}
 }
 
+// errorObjects are error members of every shape: named by code, type or status, as a string or a
+// number, by none of them or by no code, and errors that are no object.
+var errorObjects = []string{
+	`{"message":"m","type":"server_error","param":null,"code":"overloaded"}`,
+	`{"message":"m","type":"server_error","param":null,"code":null}`,
+	`{"message":"m","type":"server_error"}`,
+	`{"message":"m","status":"UNAVAILABLE"}`,
+	`{"message":"m","code":"","type":"","status":"UNAVAILABLE"}`,
+	`{"message":"m","type":"server_error","code":429}`,
+	`{"message":"m","code":-1.5e3}`,
+	`{"message":"m","code":true,"type":"server_error"}`,
+	`{"message":"m","code":{},"type":[]}`,
+	`{"message":"m","Code":"upper","TYPE":"t"}`,
+	`{"message":"m","code":"a","code":"b"}`,
+	`{"message":"m","code":"server\u005ferror"}`,
+	`{"message":"m"}`,
+	`{"message":"m","type":"server_error","code":"` + strings.Repeat("x", 65) + `"}`,
+	`{"message":"m","type":"server_error","code":"two words"}`,
+	`{"message":"m","type":"Invalid prompt: the prompt you sent"}`,
+	`"server_error"`,
+	`["server_error"]`,
+	`5`,
+	`{}`,
+}
+
 // TestChatErrorLikeWrappers: the SDK wrappers name a Chat Completions error event with
 // wrap.ErrorObjectType of its error member; the scanner and the reference name it the same.
 func TestChatErrorLikeWrappers(t *testing.T) {
-	for _, obj := range []string{
-		`{"message":"m","type":"server_error","param":null,"code":"overloaded"}`,
-		`{"message":"m","type":"server_error","param":null,"code":null}`,
-		`{"message":"m","type":"server_error"}`,
-		`{"message":"m","status":"UNAVAILABLE"}`,
-		`{"message":"m","code":"","type":"","status":"UNAVAILABLE"}`,
-		`{"message":"m","type":"server_error","code":429}`,
-		`{"message":"m","code":-1.5e3}`,
-		`{"message":"m","code":true,"type":"server_error"}`,
-		`{"message":"m","code":{},"type":[]}`,
-		`{"message":"m","Code":"upper","TYPE":"t"}`,
-		`{"message":"m","code":"a","code":"b"}`,
-		`{"message":"m","code":"server\u005ferror"}`,
-		`{"message":"m"}`,
-		`{"message":"m","type":"server_error","code":"` + strings.Repeat("x", 65) + `"}`,
-		`{"message":"m","type":"server_error","code":"two words"}`,
-		`{"message":"m","type":"Invalid prompt: the prompt you sent"}`,
-		`"server_error"`,
-		`["server_error"]`,
-		`5`,
-		`{}`,
-	} {
+	for _, obj := range errorObjects {
 		want := wrap.ErrorObjectType([]byte(obj))
 		scan, ref, _ := readBoth(protoChat, true, []byte(`{"error":`+obj+`}`))
 		if scan.errType != want || ref.errType != want {
 			t.Errorf("error %s: scanner %q, reference %q, wrappers %q", obj, scan.errType, ref.errType, want)
+		}
+	}
+}
+
+// TestResponsesErrorLikeChat: in a Responses stream, an event whose error member names the error
+// ({"error": {...}}, which openai-go returns as a stream error), and an error event (type "error")
+// without a code of its own whose error is nested, as OpenAI sends it, are named as a Chat
+// Completions error event is, by wrap.ErrorObjectType. The scanner named the first by its code
+// alone and an error that is no object not at all, and the second "stream_error".
+func TestResponsesErrorLikeChat(t *testing.T) {
+	for _, obj := range errorObjects {
+		want := wrap.ErrorObjectType([]byte(obj))
+		for _, ev := range []string{
+			`{"error":` + obj + `}`,
+			`{"type":"error","sequence_number":2,"error":` + obj + `}`,
+			`{"type":"error","code":null,"error":` + obj + `}`,
+		} {
+			scan, ref, _ := readBoth(protoResponses, true, []byte(ev))
+			if scan.errType != want || ref.errType != want {
+				t.Errorf("%s: scanner %q, reference %q, want %q", ev, scan.errType, ref.errType, want)
+			}
+		}
+	}
+	// An error event's own code comes first; no error member, or a null one, names no error.
+	for ev, want := range map[string]string{
+		`{"type":"error","code":"rate_limit_exceeded","error":{"code":"other"}}`: "rate_limit_exceeded",
+		`{"type":"error","code":"two words","error":{"code":"other"}}`:           streamErrorType,
+		`{"type":"error","error":null}`:                                          streamErrorType,
+		`{"error":null}`:                                                         "",
+		`{"object":"response","status":"completed","error":"x"}`:                 "",
+		`{"object":"response","status":"failed","error":{"type":"t"}}`:           itlconv.ErrorTypeResponseFailed,
+	} {
+		scan, ref, _ := readBoth(protoResponses, true, []byte(ev))
+		if scan.errType != want || ref.errType != want {
+			t.Errorf("%s: scanner %q, reference %q, want %q", ev, scan.errType, ref.errType, want)
 		}
 	}
 }

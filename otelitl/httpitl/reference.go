@@ -185,6 +185,9 @@ type responsesEvent struct {
 	Object   string   `json:"object"` // a non-streamed reply is the response itself
 	Response response `json:"response"`
 	response
+	// An error event's error, or a non-streamed reply's (which refResponses puts in response.Error):
+	// any JSON value, as in chatEvent.
+	Error json.RawMessage `json:"error"`
 }
 
 type response struct {
@@ -242,6 +245,17 @@ func (o *observer) refResponses(data []byte) {
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
+	errKind := byte(0) // as chatFields.errKind
+	var e apiError
+	if len(ev.Error) > 0 && string(ev.Error) != "null" {
+		errKind = 'x'
+		if json.Unmarshal(ev.Error, &e) == nil {
+			errKind = 'o'
+			ev.response.Error = &struct {
+				Code code `json:"code"`
+			}{e.Code}
+		}
+	}
 	switch ev.Type {
 	case "response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
 		"response.reasoning_summary_text.delta", "response.function_call_arguments.delta",
@@ -261,13 +275,19 @@ func (o *observer) refResponses(data []byte) {
 		t := string(ev.Code)
 		if t == "" {
 			t = streamErrorType
+			if errKind == 'o' {
+				t = e.typ()
+			}
 		}
 		o.fail(t)
 	case "":
-		if ev.Object == "response" { // a non-streamed reply
+		switch {
+		case ev.Object == "response": // a non-streamed reply
 			o.refFinishResponse(&ev.response)
-		} else if ev.response.Error != nil {
-			o.fail(string(ev.response.Error.Code))
+		case errKind == 'o':
+			o.fail(e.typ())
+		case errKind == 'x':
+			o.fail(streamErrorType)
 		}
 	}
 }
