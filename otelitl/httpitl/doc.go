@@ -72,12 +72,12 @@
 // named by the first non-empty of its code, type and status, and in an OpenAI stream an error that
 // is no object is "stream_error"; a Responses error event (type "error") is named by its own code,
 // else by its error object, nested as OpenAI sends it; for a Responses stream that ends in a failed
-// or cancelled response, its error's code, else "response_failed" or "response_cancelled";
-// "incomplete_stream" when the body ends (or is cut) without its protocol's end marker ([DONE];
-// response.completed or response.incomplete; message_stop; a Gemini candidate with a finishReason;
-// Ollama's "done": true); "cancelled" when the caller closes the body before the end or its context
-// is cancelled; "timeout" when its deadline passes; for [NewHandler], "panic" when the wrapped
-// handler panics (the panic goes on to the server).
+// or cancelled response, its error's code when it looks like one, else "response_failed" or
+// "response_cancelled"; "incomplete_stream" when the body ends (or is cut) without its protocol's
+// end marker ([DONE]; response.completed or response.incomplete; message_stop; a Gemini candidate
+// with a finishReason; Ollama's "done": true); "cancelled" when the caller closes the body before
+// the end or its context is cancelled; "timeout" when its deadline passes; for [NewHandler],
+// "panic" when the wrapped handler panics (the panic goes on to the server).
 //
 // # Trace context
 //

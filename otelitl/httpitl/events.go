@@ -541,7 +541,7 @@ func (o *observer) finishResponse(r *responseFields, status []byte) {
 	case "failed", "cancelled":
 		t := "response_" + string(status)
 		if r.err && !r.errCode.empty() {
-			t = r.errCode.String()
+			t = wrap.Code(r.errCode.String(), t) // a code that is no code names no failure
 		}
 		o.fail(t)
 	}

@@ -463,3 +463,24 @@ func TestResponsesErrorLikeChat(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseFailedCodeIsACode: a failed or cancelled response is named by its error's code when
+// that is a code, else "response_failed" or "response_cancelled", as the package doc says and as
+// openaiitl names it; the scanner named a code that is no code (free text, too long) "stream_error".
+func TestResponseFailedCodeIsACode(t *testing.T) {
+	long := strings.Repeat("x", 65)
+	for ev, want := range map[string]string{
+		`{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error"}}}`:  "server_error",
+		`{"type":"response.failed","response":{"status":"failed","error":{"code":500}}}`:             "500",
+		`{"type":"response.failed","response":{"status":"failed","error":{"code":null}}}`:            itlconv.ErrorTypeResponseFailed,
+		`{"type":"response.failed","response":{"status":"failed","error":{"code":"two words"}}}`:     itlconv.ErrorTypeResponseFailed,
+		`{"type":"response.failed","response":{"status":"failed","error":{"code":"` + long + `"}}}`:  itlconv.ErrorTypeResponseFailed,
+		`{"type":"response.failed","response":{"status":"cancelled","error":{"code":"two words"}}}`:  "response_cancelled",
+		`{"object":"response","status":"failed","error":{"code":"Your prompt mentioned something"}}`: itlconv.ErrorTypeResponseFailed,
+	} {
+		scan, ref, _ := readBoth(protoResponses, true, []byte(ev))
+		if scan.errType != want || ref.errType != want {
+			t.Errorf("%s: scanner %q, reference %q, want %q", ev, scan.errType, ref.errType, want)
+		}
+	}
+}

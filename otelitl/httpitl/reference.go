@@ -234,7 +234,7 @@ func (o *observer) refFinishResponse(r *response) {
 	case "failed", "cancelled":
 		t := "response_" + r.Status
 		if r.Error != nil && r.Error.Code != "" {
-			t = string(r.Error.Code)
+			t = wrap.Code(string(r.Error.Code), t) // a code that is no code names no failure
 		}
 		o.fail(t)
 	}
