@@ -22,20 +22,25 @@
 //
 // # Errors
 //
-// API errors carry their HTTP status code as error.type, and a Responses API response.failed or
-// error event its error code. An error event in a Chat Completions stream ({"error": {...}}, which
-// the SDK returns as an *ssestream.StreamError holding the event) is named as httpitl names it: by
-// the first non-empty of its error's code, type and status (a string, or a number as written) when
-// that looks like a code (1 to 64 letters, digits, '_', '-' or '.'), else "stream_error" (none of
-// them, free text or a code too long, an error that is no object); OpenAI's own error events, with
-// "code": null, are named by their type, such as "server_error". openai-go also ends the stream at
-// "error": null, which httpitl takes for no error: that is "stream_error" here. A stream that ends
-// cleanly without its protocol's end marker (a Chat Completions choice's finish_reason; a Responses
-// API response.completed, response.incomplete or response.failed) was cut off: its span ends with
-// error.type "incomplete_stream". The SDK reports [DONE] and the end of the body alike, so [DONE]
-// alone does not count as the end marker. In every case the span's status description is the
-// error.type: no error message, which may quote the provider's reply, reaches the span. The
-// application sees exactly the stream, values and errors the SDK gives; only the span records more.
+// API errors carry their HTTP status code as error.type. An error sent inside the stream is named
+// as httpitl names it. An error member ({"error": {...}}, in a Chat Completions or a Responses API
+// stream, which the SDK returns as an *ssestream.StreamError holding the event) is named by the
+// first non-empty of its error's code, type and status (a string, or a number as written) when that
+// looks like a code (1 to 64 letters, digits, '_', '-' or '.'), else "stream_error" (none of them,
+// free text or a code too long, an error that is no object); OpenAI's own Chat Completions error
+// events, with "code": null, are named by their type, such as "server_error". A Responses API error
+// event (type "error") is named by its own code, else by its error object (nested, as OpenAI sends
+// it), else "stream_error"; a response.failed by its error's code, else "response_failed".
+// openai-go also ends the stream at "error": null, which httpitl takes for no error: that is
+// "stream_error" here.
+//
+// A stream that ends cleanly without its protocol's end marker (a Chat Completions choice's
+// finish_reason; a Responses API response.completed, response.incomplete or response.failed) was
+// cut off: its span ends with error.type "incomplete_stream". The SDK reports [DONE] and the end of
+// the body alike, so [DONE] alone does not count as the end marker. In every case the span's status
+// description is the error.type: no error message, which may quote the provider's reply, reaches
+// the span. The application sees exactly the stream, values and errors the SDK gives; only the span
+// records more.
 package openaiitl
 
 import (
@@ -97,6 +102,27 @@ func chatStreamErr(err error) error {
 	}
 	_ = json.Unmarshal(sErr.Event.Data, &ev) // invalid JSON leaves no error member: "stream_error"
 	return &wrap.TypedError{Err: err, Type: wrap.ErrorObjectType(ev.Error)}
+}
+
+// responseStreamErr is streamErr for a Responses stream, whose event with an error member is
+// named as httpitl names it (see the package's Errors section): an error event (type "error") by
+// its own code, else by its error object; any other by its error object.
+func responseStreamErr(err error) error {
+	var sErr *ssestream.StreamError
+	if !errors.As(err, &sErr) {
+		return streamErr(err)
+	}
+	var ev struct {
+		Type  string          `json:"type"`
+		Code  json.RawMessage `json:"code"`
+		Error json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(sErr.Event.Data, &ev) // invalid JSON leaves no error member: "stream_error"
+	t := wrap.ErrorObjectType(ev.Error)
+	if code := wrap.CodeValue(ev.Code); ev.Type == "error" && code != "" {
+		t = wrap.Code(code, itlconv.ErrorTypeStreamError)
+	}
+	return &wrap.TypedError{Err: err, Type: t}
 }
 
 // NewChatStreaming calls svc.NewStreaming (client.Chat.Completions) inside a generation span and
@@ -216,7 +242,7 @@ type responseIterator struct {
 
 func (it *responseIterator) Next() bool {
 	if !it.inner.Next() {
-		err := streamErr(it.inner.Err())
+		err := responseStreamErr(it.inner.Err())
 		if e := it.err.Load(); err == nil && e != nil {
 			err = *e // else nil too: Done tells a completed response from a cut-off one
 		}
@@ -250,13 +276,22 @@ func (it *responseIterator) Close() error {
 // event's error code.
 type ResponseError struct {
 	Code, Message string
+	// Event is the type of the event that reported the failure: "response.failed", or "error" for
+	// an error event, which without a code is "stream_error" (as httpitl names it) rather than
+	// "response_failed".
+	Event string
 }
 
 func (e *ResponseError) Error() string { return "openai response failed: " + e.Code + ": " + e.Message }
 
-// ErrorType returns the error code, or "response_failed" when the event had none or one that is no
-// code (see the package's Errors section).
-func (e *ResponseError) ErrorType() string { return wrap.Code(e.Code, itlconv.ErrorTypeResponseFailed) }
+// ErrorType returns the error code, or, when the event had none or one that is no code (see the
+// package's Errors section), "stream_error" for an error event and "response_failed" otherwise.
+func (e *ResponseError) ErrorType() string {
+	if e.Event == "error" {
+		return wrap.Code(e.Code, itlconv.ErrorTypeStreamError)
+	}
+	return wrap.Code(e.Code, itlconv.ErrorTypeResponseFailed)
+}
 
 // ObserveResponseEvent records one Responses API stream event on g. It reports whether the event
 // completes the response, and the failure a response.failed or error event reports.
@@ -284,9 +319,11 @@ func ObserveResponseEvent(g *otelitl.Generation, ev responses.ResponseStreamEven
 		return true, nil
 	case "response.failed":
 		recordResponse(g, ev.Response)
-		return false, &ResponseError{Code: string(ev.Response.Error.Code), Message: ev.Response.Error.Message}
+		// The code as written: the SDK gives a number as it decodes it (1e3 as "1000").
+		code := wrap.CodeValue([]byte(ev.Response.Error.JSON.Code.Raw()))
+		return false, &ResponseError{Code: code, Message: ev.Response.Error.Message, Event: ev.Type}
 	case "error":
-		return false, &ResponseError{Code: ev.Code, Message: ev.Message}
+		return false, &ResponseError{Code: wrap.CodeValue([]byte(ev.JSON.Code.Raw())), Message: ev.Message, Event: ev.Type}
 	}
 	return false, nil
 }

@@ -106,6 +106,14 @@ func ErrorObjectType(raw []byte) string {
 	return StreamErrorType(string(e.Code), string(e.Type), string(e.Status))
 }
 
+// CodeValue returns an error code written in JSON (raw) as httpitl reads it: a string's text, or a
+// number as written (429, 1e3); "" for anything else (null, an object, no value).
+func CodeValue(raw []byte) string {
+	var c ErrorCode
+	_ = c.UnmarshalJSON(raw)
+	return string(c)
+}
+
 // ErrorCode is an error code written as a JSON string or number (providers write either), as
 // written; anything else leaves it empty. httpitl's reference reading decodes codes with it too.
 type ErrorCode string

@@ -81,3 +81,22 @@ func TestErrorObjectType(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeValue: a code is read as httpitl reads it, a number as written.
+func TestCodeValue(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"rate_limit_exceeded"`: "rate_limit_exceeded",
+		`"server\u005ferror"`:   "server_error",
+		`429`:                   "429",
+		`1e3`:                   "1e3",
+		`-1.5`:                  "-1.5",
+		`null`:                  "",
+		`true`:                  "",
+		`{"code":"c"}`:          "",
+		``:                      "",
+	} {
+		if got := CodeValue([]byte(raw)); got != want {
+			t.Errorf("CodeValue(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}

@@ -315,15 +315,20 @@ func TestResponseIncompleteStream(t *testing.T) {
 }
 
 // TestResponseErrorCodeIsACode: an error event's code that is no code (prose a proxy put there)
-// does not become the error.type.
+// does not become the error.type: a failed response is then "response_failed", an error event
+// "stream_error".
 func TestResponseErrorCodeIsACode(t *testing.T) {
-	for code, want := range map[string]string{
-		"rate_limit_exceeded":              "rate_limit_exceeded",
-		"":                                 "response_failed",
-		"Your request mentioned something": "response_failed",
+	for _, tc := range []struct{ event, code, want string }{
+		{"response.failed", "rate_limit_exceeded", "rate_limit_exceeded"},
+		{"response.failed", "", "response_failed"},
+		{"response.failed", "Your request mentioned something", "response_failed"},
+		{"", "", "response_failed"},
+		{"error", "rate_limit_exceeded", "rate_limit_exceeded"},
+		{"error", "", "stream_error"},
+		{"error", "Your request mentioned something", "stream_error"},
 	} {
-		if got := (&openaiitl.ResponseError{Code: code, Message: "m"}).ErrorType(); got != want {
-			t.Errorf("code %q: error type %q, want %q", code, got, want)
+		if got := (&openaiitl.ResponseError{Code: tc.code, Message: "m", Event: tc.event}).ErrorType(); got != tc.want {
+			t.Errorf("event %q, code %q: error type %q, want %q", tc.event, tc.code, got, tc.want)
 		}
 	}
 }
