@@ -28,11 +28,14 @@
 // first non-empty of its error's code, type and status (a string, or a number as written) when that
 // looks like a code (1 to 64 letters, digits, '_', '-' or '.'), else "stream_error" (none of them,
 // free text or a code too long, an error that is no object); OpenAI's own Chat Completions error
-// events, with "code": null, are named by their type, such as "server_error". A Responses API error
-// event (type "error") is named by its own code, else by its error object (nested, as OpenAI sends
-// it), else "stream_error"; a response.failed by its error's code, else "response_failed".
-// openai-go also ends the stream at "error": null, which httpitl takes for no error: that is
-// "stream_error" here.
+// events, with "code": null, are named by their type, such as "server_error". vLLM's older error
+// event, a chunk that is itself the error ({"object": "error", "code": 400, ...}), which the SDK
+// passes on to the application as a chunk, is named by its code, else its type, when that is a
+// code, else "stream_error"; the first error names the span, whatever follows it (a finish reason,
+// [DONE], the stream closed). A Responses API error event (type "error") is named by its own code,
+// else by its error object (nested, as OpenAI sends it), else "stream_error"; a response.failed by
+// its error's code, else "response_failed". openai-go also ends the stream at "error": null, which
+// httpitl takes for no error: that is "stream_error" here.
 //
 // A stream that ends cleanly without its protocol's end marker (a Chat Completions choice's
 // finish_reason; a Responses API response.completed, response.incomplete or response.failed) was
@@ -147,26 +150,59 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 type chatIterator struct {
 	inner *ssestream.Stream[openai.ChatCompletionChunk]
 	s     wrap.Stream
+	err   atomic.Pointer[error] // an error chunk; Close may read it during a Next
 }
 
 func (it *chatIterator) Next() bool {
 	if !it.inner.Next() {
-		it.s.Done(chatStreamErr(it.inner.Err()))
+		err := chatStreamErr(it.inner.Err())
+		if e := it.err.Load(); err == nil && e != nil {
+			err = *e
+		}
+		it.s.Done(err)
 		return false
 	}
-	if ObserveChatChunk(it.s.G, it.inner.Current()) {
+	c := it.inner.Current()
+	if c.Object == "error" {
+		// vLLM's older in-stream error, {"object":"error",...}: the SDK passes it on as a chunk. The
+		// first error names the generation, as in httpitl, whatever follows it.
+		if it.err.Load() == nil {
+			err := error(&wrap.TypedError{Err: errChunk, Type: objectErrorType(c.RawJSON())})
+			it.err.Store(&err)
+		}
+		return true
+	}
+	if ObserveChatChunk(it.s.G, c) && it.err.Load() == nil {
 		it.s.MarkFinished()
 	}
 	return true
+}
+
+// errChunk is the error of a chunk that is itself the error ({"object":"error",...}).
+var errChunk = errors.New("openai: the stream sent an error in place of a chunk")
+
+// objectErrorType names an error chunk ({"object":"error",...}) as httpitl names it: by its code,
+// else its type, when that is a code; else "stream_error".
+func objectErrorType(raw string) string {
+	var ev struct {
+		Type json.RawMessage `json:"type"`
+		Code json.RawMessage `json:"code"`
+	}
+	_ = json.Unmarshal([]byte(raw), &ev)
+	return wrap.StreamErrorType(wrap.CodeValue(ev.Code), wrap.CodeValue(ev.Type), "")
 }
 
 func (it *chatIterator) Current() openai.ChatCompletionChunk { return it.inner.Current() }
 func (it *chatIterator) Err() error                          { return it.inner.Err() }
 
 // Close closes the stream; it may run while another goroutine calls Next, so it reads nothing the
-// stream's Next writes (a request that failed ended the generation when the stream was made).
+// stream's Next writes but the error chunk it stores (a request that failed ended the generation
+// when the stream was made).
 func (it *chatIterator) Close() error {
 	err := it.inner.Close()
+	if e := it.err.Load(); e != nil {
+		it.s.Done(*e)
+	}
 	it.s.Closed()
 	return err
 }

@@ -130,3 +130,86 @@ func TestResponseErrorEventLikeHTTPITL(t *testing.T) {
 		})
 	}
 }
+
+// TestChatObjectErrorLikeHTTPITL: vLLM's older in-stream error, an event that is itself the error
+// ({"object":"error",...}), which openai-go passes on as an ordinary chunk, gets the error.type
+// httpitl's transport records for the same bytes: its code, else its type, when that is a code,
+// else "stream_error", whatever follows ([DONE], the end of the body, more chunks). The
+// application still gets the chunk from the SDK. The wrapper took it for no error and recorded
+// "incomplete_stream", or nothing when a finish reason followed.
+func TestChatObjectErrorLikeHTTPITL(t *testing.T) {
+	vllm := `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`
+	done := wraptest.Event{Data: `[DONE]`}
+	for _, tc := range []struct {
+		name   string
+		events []wraptest.Event
+		want   string
+	}{
+		{"vLLM, then [DONE]", []wraptest.Event{{Data: vllm}, done}, "400"},
+		{"vLLM, then the end of the body", []wraptest.Event{{Data: vllm}}, "400"},
+		{"then a finish reason", []wraptest.Event{{Data: vllm}, finishChunk("stop"), done}, "400"},
+		{"null code", []wraptest.Event{{Data: `{"object":"error","message":"m","type":"BadRequestError","param":null,"code":null}`}, done}, "BadRequestError"},
+		{"string code", []wraptest.Event{{Data: `{"object":"error","message":"m","type":"BadRequestError","code":"context_length_exceeded"}`}, done}, "context_length_exceeded"},
+		{"code 1e3", []wraptest.Event{{Data: `{"object":"error","message":"m","code":1e3}`}, done}, "1e3"},
+		{"neither", []wraptest.Event{{Data: `{"object":"error","message":"m"}`}, done}, itlconv.ErrorTypeStreamError},
+		{"free-text type", []wraptest.Event{{Data: `{"object":"error","message":"m","type":"Invalid prompt: the prompt you sent"}`}, done}, itlconv.ErrorTypeStreamError},
+		{"two errors", []wraptest.Event{{Data: vllm}, {Data: `{"object":"error","message":"m","type":"InternalServerError","code":500}`}, done}, "400"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := wraptest.NewServer(t, append([]wraptest.Event{chatEvents[2]}, tc.events...), time.Millisecond)
+
+			in, exp := wraptest.Tracing(t)
+			hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
+			c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
+			plainN, plainErr := drain[openai.ChatCompletionChunk](c.Chat.Completions.NewStreaming(context.Background(), chatParams))
+			_, a := wraptest.OneSpan(t, exp)
+			viaTransport := a[semconv.ErrorTypeKey].AsString()
+
+			in, exp = wraptest.Tracing(t)
+			c = client(srv)
+			n, err := drain[openai.ChatCompletionChunk](openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams))
+			if n != plainN || err != nil || plainErr != nil {
+				t.Errorf("the application sees %d chunks and error %v, the SDK alone %d and %v; want no error", n, err, plainN, plainErr)
+			}
+			_, a = wraptest.OneSpan(t, exp)
+			wrapped := a[semconv.ErrorTypeKey].AsString()
+
+			if viaTransport != tc.want {
+				t.Errorf("httpitl recorded error.type %q, want %q", viaTransport, tc.want)
+			}
+			if wrapped != tc.want {
+				t.Errorf("openaiitl recorded error.type %q, want %q (httpitl %q)", wrapped, tc.want, viaTransport)
+			}
+		})
+	}
+}
+
+// TestChatObjectErrorThenClose: an application that stops at vLLM's error chunk and closes the
+// stream leaves the error's name, not "cancelled", as httpitl's transport does for the same bytes.
+func TestChatObjectErrorThenClose(t *testing.T) {
+	vllm := `{"object":"error","message":"m","type":"BadRequestError","param":null,"code":400}`
+	srv := wraptest.NewServer(t, []wraptest.Event{chatEvents[2], {Data: vllm}, chatEvents[3], {Data: `[DONE]`}}, 20*time.Millisecond)
+	readToError := func(s *ssestream.Stream[openai.ChatCompletionChunk]) {
+		for s.Next() {
+			if s.Current().Object == "error" {
+				break
+			}
+		}
+		_ = s.Close()
+	}
+
+	in, exp := wraptest.Tracing(t)
+	hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
+	c := openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
+	readToError(c.Chat.Completions.NewStreaming(context.Background(), chatParams))
+	_, a := wraptest.OneSpan(t, exp)
+	viaTransport := a[semconv.ErrorTypeKey].AsString()
+
+	in, exp = wraptest.Tracing(t)
+	c = client(srv)
+	readToError(openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams))
+	_, a = wraptest.OneSpan(t, exp)
+	if wrapped := a[semconv.ErrorTypeKey].AsString(); viaTransport != "400" || wrapped != "400" {
+		t.Errorf("httpitl recorded error.type %q, openaiitl %q; want 400", viaTransport, wrapped)
+	}
+}
