@@ -39,7 +39,11 @@
 // none (go-openai decodes "code": null as 0), and a code written as a number that is no integer is
 // go-openai's float64 (1e3 gives "1000"). An event whose data does not begin exactly with {"error":
 // (a space after the brace) is no error to go-openai: the application gets an empty response, and a
-// stream that ends without a finish reason is "incomplete_stream".
+// stream that ends without a finish reason is "incomplete_stream". vLLM's older error event, a
+// response that is itself the error ({"object": "error", "code": 400, ...}), reaches the
+// application as a response without choices whose code and type go-openai drops: httpitl names it
+// by them ("400"), the wrapper records no error for it, and the stream that ends after it without a
+// finish reason is "incomplete_stream".
 package goopenaiitl
 
 import (

@@ -95,6 +95,10 @@ func TestStreamErrorEventSDKLimits(t *testing.T) {
 		// The SDK takes an error event for one only when "{\"error\":" begins its data: this one
 		// reaches the application as an empty response, and the stream ends without a finish reason.
 		{name: "space before error", data: `{ "error":{"message":"m","type":"server_error"}}`, httpitl: "server_error", wrapper: itlconv.ErrorTypeIncompleteStream},
+		// vLLM's older error event is a response of its own ({"object":"error",...}): go-openai gives
+		// it to the application as a response without choices, its code and type dropped (the
+		// response has no field for them and the SDK keeps no raw JSON).
+		{name: "vLLM's object error", data: `{"object":"error","message":"m","type":"BadRequestError","param":null,"code":400}`, httpitl: "400", wrapper: itlconv.ErrorTypeIncompleteStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			first := events[2]
