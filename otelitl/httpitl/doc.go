@@ -79,6 +79,12 @@
 // the end or its context is cancelled; "timeout" when its deadline passes; for [NewHandler],
 // "panic" when the wrapped handler panics (the panic goes on to the server).
 //
+// An event with "error": null names no error, nor does an error member in an event whose type names
+// something else (a Responses delta); openai-go ends its stream at either (its Next returns false,
+// its Err is an *ssestream.StreamError) and closes the body: through this transport that is
+// "cancelled", the body closed before the end, where openaiitl records the SDK's failure
+// ("stream_error", or the error's name).
+//
 // # Trace context
 //
 // [NewTransport] puts the generation span's context in the headers of the request it sends, with

@@ -34,8 +34,10 @@
 // code, else "stream_error"; the first error names the span, whatever follows it (a finish reason,
 // [DONE], the stream closed). A Responses API error event (type "error") is named by its own code,
 // else by its error object (nested, as OpenAI sends it), else "stream_error"; a response.failed by
-// its error's code, else "response_failed". openai-go also ends the stream at "error": null, which
-// httpitl takes for no error: that is "stream_error" here.
+// its error's code, else "response_failed". openai-go also ends the stream, and fails it, at
+// "error": null, and at an error member in an event of any type (a Responses delta), which httpitl
+// takes for no error: that is "stream_error" here (or the error's name), and "cancelled" for
+// httpitl's transport under openai-go, which closes the body there.
 //
 // A stream that ends cleanly without its protocol's end marker (a Chat Completions choice's
 // finish_reason; a Responses API response.completed, response.incomplete or response.failed) was

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/otelitl/itl/internal/wraptest"
 	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/otelitl"
 	"github.com/otelitl/itl/otelitl/httpitl"
 	"github.com/otelitl/itl/otelitl/openaiitl"
 )
@@ -211,5 +213,101 @@ func TestChatObjectErrorThenClose(t *testing.T) {
 	_, a = wraptest.OneSpan(t, exp)
 	if wrapped := a[semconv.ErrorTypeKey].AsString(); viaTransport != "400" || wrapped != "400" {
 		t.Errorf("httpitl recorded error.type %q, openaiitl %q; want 400", viaTransport, wrapped)
+	}
+}
+
+// TestErrorNullEndsSDKStream pins a documented difference (httpitl's package doc, and openaiitl's
+// Errors section): an event with "error": null, or with an error in an event of a type that names
+// no error (a Responses delta), is no error to httpitl, which reads on to the end of the reply, but
+// openai-go ends the stream at it (its Next returns false, its Err an *ssestream.StreamError) and
+// closes the body. The wrapper records that failure ("stream_error" for a null error, else the
+// error's name); httpitl's transport under openai-go sees the body closed before the end,
+// "cancelled".
+func TestErrorNullEndsSDKStream(t *testing.T) {
+	delta := resp("response.output_text.delta", `,"item_id":"i","output_index":0,"content_index":0,"delta":"Hi"`)
+	completed := resp("response.completed", `,"response":{"id":"resp_1","object":"response","created_at":1,"model":"gpt-4.1","status":"completed","output":[]}`)
+	params := responses.ResponseNewParams{Model: "gpt-4.1"}
+	readResponses := func(c openai.Client) (int, error) {
+		return drain[responses.ResponseStreamEventUnion](c.Responses.NewStreaming(context.Background(), params))
+	}
+	wrapResponses := func(in *otelitl.Instrumentation, c openai.Client) (int, error) {
+		return drain[responses.ResponseStreamEventUnion](openaiitl.NewResponseStreaming(context.Background(), in, &c.Responses, params))
+	}
+	for _, tc := range []struct {
+		name    string
+		path    string
+		events  []wraptest.Event
+		read    func(c openai.Client) (int, error)
+		wrap    func(in *otelitl.Instrumentation, c openai.Client) (int, error)
+		wrapped string // the wrapper's error.type
+	}{
+		{
+			name: "chat", path: "chat/completions",
+			events: []wraptest.Event{chatEvents[2], {Data: `{"id":"chatcmpl-7","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}],"error":null}`}, chatEvents[3], finishChunk("stop"), {Data: `[DONE]`}},
+			read: func(c openai.Client) (int, error) {
+				return drain[openai.ChatCompletionChunk](c.Chat.Completions.NewStreaming(context.Background(), chatParams))
+			},
+			wrap: func(in *otelitl.Instrumentation, c openai.Client) (int, error) {
+				return drain[openai.ChatCompletionChunk](openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams))
+			},
+			wrapped: itlconv.ErrorTypeStreamError,
+		},
+		{
+			name: "responses", path: "responses",
+			events: []wraptest.Event{delta, {Name: "response.output_text.delta", Data: `{"type":"response.output_text.delta","sequence_number":2,"item_id":"i","output_index":0,"content_index":0,"delta":" there","error":null}`}, delta, completed},
+			read:   readResponses, wrap: wrapResponses,
+			wrapped: itlconv.ErrorTypeStreamError,
+		},
+		{
+			name: "responses, an error in a delta", path: "responses",
+			events: []wraptest.Event{delta, {Name: "response.output_text.delta", Data: `{"type":"response.output_text.delta","sequence_number":2,"item_id":"i","output_index":0,"content_index":0,"delta":" there","error":{"code":"server_error","message":"m"}}`}, delta, completed},
+			read:   readResponses, wrap: wrapResponses,
+			wrapped: "server_error",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A gap long enough that openai-go closes the body before the server has sent the rest.
+			srv := wraptest.NewServer(t, tc.events, 20*time.Millisecond)
+
+			// What the application sees from openai-go alone: the stream ends at the event.
+			n, err := tc.read(client(srv))
+			var sErr *ssestream.StreamError
+			if n != 1 || !errors.As(err, &sErr) {
+				t.Fatalf("openai-go gave %d events and %v, want 1 and its StreamError", n, err)
+			}
+
+			// httpitl itself takes the event for no error: read to the end, the reply is whole.
+			in, exp := wraptest.Tracing(t)
+			hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
+			res, err := hc.Post(srv.URL+"/v1/"+tc.path, "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			_ = res.Body.Close()
+			if _, a := wraptest.OneSpan(t, exp); a[semconv.ErrorTypeKey].AsString() != "" {
+				t.Errorf("httpitl read to the end recorded error.type %q, want none", a[semconv.ErrorTypeKey].AsString())
+			}
+
+			// Under openai-go, which closes the body at the event.
+			in, exp = wraptest.Tracing(t)
+			hc = &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
+			_, _ = tc.read(openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc)))
+			_, a := wraptest.OneSpan(t, exp)
+			viaTransport := a[semconv.ErrorTypeKey].AsString()
+
+			in, exp = wraptest.Tracing(t)
+			n, err = tc.wrap(in, client(srv))
+			if n != 1 || !errors.As(err, &sErr) {
+				t.Errorf("through the wrapper openai-go gave %d events and %v, want 1 and its StreamError", n, err)
+			}
+			_, a = wraptest.OneSpan(t, exp)
+			wrapped := a[semconv.ErrorTypeKey].AsString()
+
+			if viaTransport != itlconv.ErrorTypeCancelled || wrapped != tc.wrapped {
+				t.Errorf("httpitl's transport recorded error.type %q, openaiitl %q; the documented difference is %q and %q",
+					viaTransport, wrapped, itlconv.ErrorTypeCancelled, tc.wrapped)
+			}
+		})
 	}
 }
