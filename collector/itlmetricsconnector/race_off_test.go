@@ -1,0 +1,5 @@
+//go:build !race
+
+package itlmetricsconnector
+
+const raceEnabled = false
