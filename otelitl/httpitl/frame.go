@@ -12,19 +12,23 @@ type emitFunc func(name, data []byte, overflow bool)
 type framing uint8
 
 const (
-	framingSSE    framing = iota + 1 // text/event-stream
-	framingNDJSON                    // application/x-ndjson: one JSON value per line
-	framingJSON                      // anything else: JSON values, and the elements of a top-level array
+	framingSSE         framing = iota + 1 // text/event-stream
+	framingNDJSON                         // application/x-ndjson: one JSON value per line
+	framingJSON                           // anything else: JSON values, and the elements of a top-level array
+	framingEventStream                    // application/vnd.amazon.eventstream: binary messages (eventstream.go)
 )
 
-// framer is one of the three framers, chosen once per response.
+// framer is one of the framers, chosen once per response.
 type framer struct {
 	mode framing
 	sse  sseParser
 	nd   lineParser
 	js   jsonSplitter
+	es   esParser
 }
 
+// newFramer returns a framer of text events (SSE, NDJSON or JSON); newEventStreamFramer one of
+// AWS event-stream messages.
 func newFramer(mode framing, max int, emit emitFunc) *framer {
 	f := &framer{mode: mode}
 	switch mode {
@@ -39,19 +43,26 @@ func newFramer(mode framing, max int, emit emitFunc) *framer {
 	return f
 }
 
+func newEventStreamFramer(max int, emit func(*esMessage)) *framer {
+	return &framer{mode: framingEventStream, es: esParser{max: max, emit: emit}}
+}
+
 func (f *framer) feed(p []byte) {
 	switch f.mode {
 	case framingSSE:
 		f.sse.feed(p)
 	case framingNDJSON:
 		f.nd.feed(p)
+	case framingEventStream:
+		f.es.feed(p)
 	default:
 		f.js.feed(p)
 	}
 }
 
 // eof tells the framer the body ended cleanly. An SSE event not closed by a blank line is dropped,
-// as the EventSource specification says; a last NDJSON line without its newline counts.
+// as the EventSource specification says; a last NDJSON line without its newline counts; an
+// event-stream message cut short is dropped.
 func (f *framer) eof() {
 	if f.mode == framingNDJSON {
 		f.nd.flush()
