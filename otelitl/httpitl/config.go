@@ -13,8 +13,8 @@ import (
 // Defaults of the bounds.
 const (
 	// DefaultMaxEventBytes is the largest event (an SSE event's data, an NDJSON line, a JSON body
-	// or array element) read. A larger event passes through unread: it is not counted as a chunk,
-	// and its usage or finish reason is lost.
+	// or array element, an AWS event-stream message's headers and payload) read. A larger event
+	// passes through unread: it is not counted as a chunk, and its usage or finish reason is lost.
 	DefaultMaxEventBytes = 1 << 20
 	// DefaultMaxRequestBytes is how much of a request body is read to find its model and stream
 	// members.

@@ -26,9 +26,22 @@
 //	models/{m}:streamGenerateContent, Gemini (with alt=sse: SSE;     generate_content       gcp.gemini (gcp.vertex_ai
 //	models/{m}:generateContent     without: a streamed JSON array)                          under /publishers/)
 //	/api/chat, /api/generate       Ollama (NDJSON)                   chat, text_completion  ollama
+//	/model/{m}/converse-stream     Amazon Bedrock ConverseStream     chat                   aws.bedrock
+//	                               (the AWS event stream)
 //
 // The response body is cut by its Content-Type (text/event-stream: SSE; application/x-ndjson:
-// NDJSON; otherwise JSON values, and the elements of a top-level array as each completes).
+// NDJSON; otherwise JSON values, and the elements of a top-level array as each completes); a
+// Bedrock reply is read as the AWS event stream (application/vnd.amazon.eventstream: binary
+// messages with typed headers) whatever its Content-Type, as the SDKs read it. Bedrock's model id
+// is the URL's path segment, unescaped (a model id, an inference profile id or an ARN).
+//
+// Bedrock's InvokeModelWithResponseStream (/model/{m}/invoke-with-response-stream) is not
+// recognised, and passes through without a span: its chunks carry each model family's own JSON
+// (Anthropic's events, Llama's, Titan's, Mistral's, ...), base64-encoded, which only the model id
+// tells apart, and an inference profile's ARN does not name the family. Use ConverseStream, whose
+// events are the same for every model. The streaming proxy (otelitl-proxy) does not serve Bedrock:
+// the SDKs sign each request with SigV4 for Bedrock's host, and a proxy in between would break the
+// signature.
 //
 // # What counts as a chunk
 //
@@ -47,6 +60,9 @@
 //     executableCode, codeExecutionResult or inlineData.
 //   - Ollama: a line whose message has content, thinking or tool_calls (/api/chat), or whose
 //     response or thinking is non-empty (/api/generate).
+//   - Bedrock: a contentBlockDelta event whose delta carries a non-empty text, toolUse.input or
+//     reasoningContent.text; citation, image, toolResult, and reasoning signature or
+//     redactedContent deltas are not.
 //
 // A chunk's arrival is when the caller's Read returned the bytes that completed its event (for
 // [NewHandler]: when the Flush that sent it returned, or the handler's end for bytes never
@@ -54,12 +70,14 @@
 //
 // # What is recorded
 //
-// gen_ai.request.model from the request body's "model" (or the Gemini URL), gen_ai.request.stream,
-// server.address and server.port from the URL, http.response.status_code, gen_ai.response.model,
-// gen_ai.response.id, gen_ai.response.finish_reasons, and token usage from the stream's usage event
-// (the OpenAI usage chunk, Responses' response.completed, Anthropic's message_start for the input
-// tokens and message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
-// prompt_eval_count and eval_count). Prompt and completion text never reach the span. A response
+// gen_ai.request.model from the request body's "model" (or the Gemini or Bedrock URL),
+// gen_ai.request.stream, server.address and server.port from the URL, http.response.status_code,
+// gen_ai.response.model, gen_ai.response.id, gen_ai.response.finish_reasons (Bedrock's:
+// messageStop's stopReason), and token usage from the stream's usage event (the OpenAI usage
+// chunk, Responses' response.completed, Anthropic's message_start for the input tokens and
+// message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
+// prompt_eval_count and eval_count, Bedrock's metadata event's inputTokens and outputTokens).
+// Prompt and completion text never reach the span. A response
 // that is not streamed gets a span with its duration and usage and no chunks. A redirect (3xx)
 // that the client follows gets a span of its own, with its http.response.status_code and no
 // chunks, which the collector does not count as a model call; the next hop's span is the
@@ -71,13 +89,17 @@
 // object ({"error": {...}} in an OpenAI Chat Completions or Responses stream, Gemini's error) is
 // named by the first non-empty of its code, type and status, and in an OpenAI stream an error that
 // is no object is "stream_error"; a Responses error event (type "error") is named by its own code,
-// else by its error object, nested as OpenAI sends it; for a Responses stream that ends in a failed
-// or cancelled response, its error's code when it looks like one, else "response_failed" or
-// "response_cancelled"; "incomplete_stream" when the body ends (or is cut) without its protocol's
-// end marker ([DONE]; response.completed or response.incomplete; message_stop; a Gemini candidate
-// with a finishReason; Ollama's "done": true); "cancelled" when the caller closes the body before
-// the end or its context is cancelled; "timeout" when its deadline passes; for [NewHandler],
-// "panic" when the wrapped handler panics (the panic goes on to the server).
+// else by its error object, nested as OpenAI sends it; for Bedrock, the :exception-type header of
+// an exception message (throttlingException, modelStreamErrorException, ...) or the :error-code of
+// an error message; for a Responses stream that ends in a failed or cancelled response, its
+// error's code when it looks like one, else "response_failed" or "response_cancelled";
+// "incomplete_stream" when the body ends (or is cut) without its protocol's end marker ([DONE];
+// response.completed or response.incomplete; message_stop; a Gemini candidate with a
+// finishReason; Ollama's "done": true; Bedrock's messageStop, which its metadata event follows),
+// or a Bedrock stream's framing breaks before messageStop (see Guarantees); "cancelled" when the
+// caller closes the body before the end or its context is cancelled; "timeout" when its deadline
+// passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on to the
+// server).
 //
 // An event with "error": null names no error, nor does an error member in an event whose type names
 // something else (a Responses delta); openai-go ends its stream at either (its Next returns false,
@@ -96,8 +118,9 @@
 // # Guarantees
 //
 // The caller gets every byte unchanged and as soon as the base transport returns it: nothing is
-// buffered, events are parsed as they pass. At most one event is held, up to [WithMaxEventBytes];
-// a larger event passes unread. An event is read in one pass over its JSON that skips what it does
+// buffered, events are parsed as they pass. At most one event is held, up to [WithMaxEventBytes]
+// (for the AWS event stream, a message's headers and payload); a larger event passes unread. An
+// event is read in one pass over its JSON that skips what it does
 // not need and allocates nothing for a content delta (about half a microsecond for a typical one);
 // it accepts and reads exactly what encoding/json would, and an event that is not valid JSON
 // records nothing. Only "model" and "stream" are read from a request body: from a copy when the
@@ -105,4 +128,13 @@
 // ahead of the rest with ContentLength unchanged. The generation ends exactly once: at the end of
 // the body, at Close, or when the request's context ends, even if the caller never reads again; no
 // goroutine is started.
+//
+// In the AWS event stream both CRCs of every message are checked as the bytes pass (hash/crc32,
+// holding no byte more), because the SDKs check them: a message whose CRC does not hold never
+// reaches the application (aws-sdk-go-v2 ends the stream with an error there), so it does not
+// reach the span either. A prelude whose CRC or lengths do not hold, a message whose CRC does not,
+// or headers that do not decode break the framing: no message boundary after it can be trusted,
+// so the rest of the body passes unread (the caller still gets every byte), and the generation
+// ends with "incomplete_stream" unless messageStop came before, whether the SDK then closes the
+// body or reads on.
 package httpitl

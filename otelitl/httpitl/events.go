@@ -2,6 +2,7 @@ package httpitl
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 
 	"github.com/otelitl/itl/itlconv"
@@ -31,6 +32,7 @@ type observer struct {
 
 	opaque  bool   // the body is compressed: nothing is read, and its end is taken as complete
 	ended   bool   // the protocol's end marker was seen
+	broken  bool   // the event stream's framing broke: the rest of the body is not read
 	errType string // an error event's type
 	values  int    // events read
 
@@ -48,7 +50,11 @@ func newObserver(c call, g recorder, fr framing, streaming bool, max int) *obser
 		g = (*otelitl.Generation)(nil) // records nothing
 	}
 	o := &observer{c: c, g: g, streaming: streaming}
-	o.fr = newFramer(fr, max, o.event)
+	if fr == framingEventStream {
+		o.fr = newEventStreamFramer(max, o.message)
+	} else {
+		o.fr = newFramer(fr, max, o.event)
+	}
 	return o
 }
 
@@ -127,15 +133,25 @@ func (o *observer) addReason(j jstr, lower bool) {
 }
 
 // failure returns the error End gets for the events read, and whether there is one: an error
-// event, or a stream that ended without its end marker.
+// event, or a stream that ended (or whose framing broke) without its end marker.
 func (o *observer) failure() error {
 	if o.errType != "" {
 		return &eventError{typ: o.errType}
+	}
+	if o.broken && !o.ended {
+		return errBroken
 	}
 	if !o.ended && !o.opaque {
 		return errIncomplete
 	}
 	return nil
+}
+
+// decided reports whether the events read already say how the generation ends, whatever comes
+// after: an error event, the end marker, or an event stream whose framing broke (nothing after it
+// is read, and the SDK stops there: it closes the body, which is no caller giving up).
+func (o *observer) decided() bool {
+	return o.errType != "" || o.ended || o.broken
 }
 
 // eventError is an error event in a response; only its type or code is kept, never its message.
@@ -152,6 +168,14 @@ func (incompleteError) Error() string {
 func (incompleteError) ErrorType() string { return itlconv.ErrorTypeIncompleteStream }
 
 var errIncomplete error = incompleteError{}
+
+// errBroken ends a generation whose event stream broke before its end marker: the reply was cut
+// off there, for the application too.
+var errBroken error = &wrap.TypedError{
+	Err: errors.New("httpitl: the AWS event stream broke (a length or CRC that does not hold, " +
+		"or headers that do not decode); the rest was not read"),
+	Type: itlconv.ErrorTypeIncompleteStream,
+}
 
 // streamErrorType is the error.type of an error event that names no type or code.
 const streamErrorType = itlconv.ErrorTypeStreamError
@@ -175,7 +199,7 @@ func (o *observer) event(name, data []byte, overflow bool) {
 		}
 	}
 	if o.reference {
-		o.refEvent(data)
+		o.refEvent(name, data)
 		return
 	}
 	o.sc.reset(data)
@@ -192,6 +216,8 @@ func (o *observer) event(name, data []byte, overflow bool) {
 		st = o.gemini()
 	case protoOllamaChat, protoOllamaGen:
 		st = o.ollama()
+	case protoBedrock:
+		st = o.bedrock(name)
 	default:
 		return
 	}
@@ -202,8 +228,33 @@ func (o *observer) event(name, data []byte, overflow bool) {
 	o.sc.d = nil
 	if st == scanFallback {
 		o.fallbacks++
-		o.refEvent(data)
+		o.refEvent(name, data)
 	}
+}
+
+// message handles one message of an AWS event stream: an event is read as the protocol's event
+// named by its :event-type; an exception or error message fails the generation with its
+// :exception-type or :error-code, by the rule of error events' codes; a message the SDK cannot
+// take (no :message-type, an unknown one, an event without :event-type) fails it with
+// stream_error; a broken framing leaves the rest of the body unread.
+func (o *observer) message(m *esMessage) {
+	switch m.kind {
+	case esEvent:
+		o.event(m.typ, m.payload, m.over)
+		return
+	case esCorrupt:
+		o.broken = true
+		return
+	}
+	o.values++
+	if o.errType != "" {
+		return
+	}
+	t := ""
+	if m.kind != esUnknown && len(m.typ) <= itlconv.MaxErrorTypeLength {
+		t = string(m.typ)
+	}
+	o.fail(t)
 }
 
 // errorFields is the reference's apiError: the first non-empty of code, type and status names an
@@ -1069,6 +1120,128 @@ func (o *observer) ollama() uint8 {
 			o.g.SetUsage(prompt.or(), eval.or())
 		}
 		o.ended = true
+	}
+	return scanOK
+}
+
+// Amazon Bedrock ConverseStream: each event's type is its :event-type header, its JSON the
+// message's payload. A chunk is a contentBlockDelta whose delta carries text, toolUse.input or
+// reasoningContent.text; citation, image, toolResult, and reasoning signature or redactedContent
+// deltas are not. The end marker is messageStop, with its stopReason; usage comes in the metadata
+// event after it. (The reference: refBedrock.)
+func (o *observer) bedrock(name []byte) uint8 {
+	s := &o.sc
+	switch string(name) {
+	case "contentBlockDelta":
+		var content bool
+		// the input of toolUse, the text of reasoningContent
+		inner := func(member string) bool {
+			var seen uint32
+			_, ok := s.object(func(name []byte) bool {
+				if string(name) == member {
+					var p bool
+					ok := s.seen(&seen, 1) && s.present(&p)
+					content = content || p
+					return ok
+				}
+				_, ok := s.skip()
+				return ok
+			})
+			return ok
+		}
+		st := s.top(func(s *jsonScan) bool {
+			var seen uint32
+			_, ok := s.object(func(name []byte) bool {
+				if string(name) != "delta" {
+					_, ok := s.skip()
+					return ok
+				}
+				if !s.seen(&seen, 1) {
+					return false
+				}
+				var dseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					switch string(name) {
+					case "text":
+						var p bool
+						ok := s.seen(&dseen, 1) && s.present(&p)
+						content = content || p
+						return ok
+					case "tooluse":
+						return s.seen(&dseen, 2) && inner("input")
+					case "reasoningcontent":
+						return s.seen(&dseen, 4) && inner("text")
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			})
+			return ok
+		})
+		if st != scanOK {
+			return st
+		}
+		if content {
+			o.chunk()
+		}
+	case "messageStop":
+		var reason jstr
+		st := s.top(func(s *jsonScan) bool {
+			var seen uint32
+			_, ok := s.object(func(name []byte) bool {
+				if string(name) == "stopreason" {
+					return s.seen(&seen, 1) && s.strValue(&reason)
+				}
+				_, ok := s.skip()
+				return ok
+			})
+			return ok
+		})
+		if st != scanOK {
+			return st
+		}
+		if !reason.empty() {
+			o.addReason(reason, false)
+		}
+		o.ended = true
+	case "metadata":
+		var (
+			usage   bool
+			in, out count
+		)
+		st := s.top(func(s *jsonScan) bool {
+			var seen uint32
+			_, ok := s.object(func(name []byte) bool {
+				if string(name) != "usage" {
+					_, ok := s.skip()
+					return ok
+				}
+				if !s.seen(&seen, 1) {
+					return false
+				}
+				var useen uint32
+				var ok bool
+				usage, ok = s.object(func(name []byte) bool {
+					switch string(name) {
+					case "inputtokens":
+						return s.seen(&useen, 1) && s.countValue(&in)
+					case "outputtokens":
+						return s.seen(&useen, 2) && s.countValue(&out)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			})
+			return ok
+		})
+		if st != scanOK {
+			return st
+		}
+		if usage {
+			o.g.SetUsage(in.or(), out.or())
+		}
 	}
 	return scanOK
 }

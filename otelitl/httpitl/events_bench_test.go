@@ -17,6 +17,16 @@ var benchEvents = []struct {
 	{"anthropic", protoAnthropic, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"the model streams "}}`},
 	{"gemini", protoGemini, `{"candidates":[{"content":{"parts":[{"text":"the model streams "}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":12,"totalTokenCount":12},"modelVersion":"gemini-2.5-flash","responseId":"fake12gemini"}`},
 	{"ollama", protoOllamaChat, `{"model":"llama3.2","created_at":"2026-01-01T00:00:00.123456789Z","message":{"role":"assistant","content":"the model streams "},"done":false}`},
+	{"bedrock", protoBedrock, `{"contentBlockIndex":0,"delta":{"text":"the model streams "},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"}`},
+}
+
+// benchEventName is the name an event of benchEvents is read under: Bedrock's event type comes
+// from its message's headers.
+func benchEventName(p protocol) []byte {
+	if p == protoBedrock {
+		return []byte("contentBlockDelta")
+	}
+	return nil
 }
 
 // BenchmarkEvent reads one typical content delta per protocol, with the scanner (read=scan) and
@@ -36,8 +46,8 @@ func BenchmarkEvent(b *testing.B) {
 				r := newRec()
 				o := newObserver(call{proto: e.proto}, r, framingSSE, true, DefaultMaxEventBytes)
 				o.reference = ref
-				d := []byte(e.data)
-				o.event(nil, d, false)
+				d, name := []byte(e.data), benchEventName(e.proto)
+				o.event(name, d, false)
 				if r.chunks != 1 || o.fallbacks != 0 {
 					b.Fatalf("%d chunks, %d fallbacks", r.chunks, o.fallbacks)
 				}
@@ -48,7 +58,7 @@ func BenchmarkEvent(b *testing.B) {
 				b.ResetTimer()
 				cpu0, ok := threadCPU()
 				for range b.N { // not b.Loop: the CPU time is read around one run of b.N
-					o.event(nil, d, false)
+					o.event(name, d, false)
 				}
 				cpu1, _ := threadCPU()
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")

@@ -19,7 +19,19 @@ var protoNames = map[string]protocol{
 	"gemini": protoGemini, "ollama-chat": protoOllamaChat, "ollama-generate": protoOllamaGen,
 }
 
-var allProtos = []protocol{protoChat, protoCompletions, protoResponses, protoAnthropic, protoGemini, protoOllamaChat, protoOllamaGen}
+var allProtos = []protocol{protoChat, protoCompletions, protoResponses, protoAnthropic, protoGemini, protoOllamaChat, protoOllamaGen, protoBedrock}
+
+// bedrockEvents are the types of the Bedrock events httpitl reads: a Bedrock event's type comes
+// from its :event-type header, not from its data.
+var bedrockEvents = []string{"contentBlockDelta", "messageStop", "metadata"}
+
+// eventNames returns the event names data is read under as protocol p: none but Bedrock's matter.
+func eventNames(p protocol) []string {
+	if p == protoBedrock {
+		return bedrockEvents
+	}
+	return []string{""}
+}
 
 type corpusEvent struct {
 	proto protocol
@@ -74,12 +86,17 @@ func (a outcome) String() string {
 // readBoth reads events as protocol p with the scanner and the reference way, and returns what
 // each recorded and how many events the scanner left to the reference.
 func readBoth(p protocol, streaming bool, events ...[]byte) (scan, ref outcome, fallbacks int) {
+	return readBothNamed(p, "", streaming, events...)
+}
+
+// readBothNamed is readBoth for events named name.
+func readBothNamed(p protocol, name string, streaming bool, events ...[]byte) (scan, ref outcome, fallbacks int) {
 	read := func(reference bool) (outcome, int) {
 		r := newRec()
 		o := newObserver(call{proto: p}, r, framingSSE, streaming, DefaultMaxEventBytes)
 		o.reference = reference
 		for _, e := range events {
-			o.event(nil, e, false)
+			o.event([]byte(name), e, false)
 		}
 		return outcome{r, o.ended, o.errType, o.values}, o.fallbacks
 	}
@@ -88,16 +105,18 @@ func readBoth(p protocol, streaming bool, events ...[]byte) (scan, ref outcome, 
 	return scan, ref, fallbacks
 }
 
-// checkAgrees fails t when the scanner and the reference disagree on data read as any protocol,
-// streamed or not.
+// checkAgrees fails t when the scanner and the reference disagree on data read as any protocol
+// (and any of Bedrock's events), streamed or not.
 func checkAgrees(t testing.TB, data []byte) (fallbacks int) {
 	t.Helper()
 	for _, p := range allProtos {
-		for _, streaming := range []bool{true, false} {
-			scan, ref, n := readBoth(p, streaming, data)
-			fallbacks += n
-			if !scan.equal(ref) {
-				t.Fatalf("protocol %d streaming %t: %q\nscanner:   %v\nreference: %v", p, streaming, data, scan, ref)
+		for _, name := range eventNames(p) {
+			for _, streaming := range []bool{true, false} {
+				scan, ref, n := readBothNamed(p, name, streaming, data)
+				fallbacks += n
+				if !scan.equal(ref) {
+					t.Fatalf("protocol %d event %q streaming %t: %q\nscanner:   %v\nreference: %v", p, name, streaming, data, scan, ref)
+				}
 			}
 		}
 	}
@@ -271,6 +290,19 @@ var hostile = []string{
 	`{"response":"x"}`, `{"thinking":"x"}`, `{"done":"true"}`, `{"done":1}`, `{"done":null,"done_reason":"stop"}`,
 	`{"done":true,"done_reason":"length","prompt_eval_count":3}`, `{"done":true}`, `{"error":"x","model":"m"}`, `{"error":""}`,
 	`{"error":5}`, `{"error":{}}`, `{"error":null,"model":"m","response":"x"}`,
+	// Bedrock's events (read as contentBlockDelta, messageStop and metadata).
+	`{"contentBlockIndex":0,"delta":{"text":"x"},"p":"abc"}`, `{"delta":{"toolUse":{"input":"{\"a\":"}}}`,
+	`{"delta":{"reasoningContent":{"text":"t","signature":"s"}}}`, `{"delta":{"reasoningContent":{"signature":"s"}}}`,
+	`{"delta":{"citation":{"title":"x"}}}`, `{"delta":{"toolResult":[{"text":"x"}]}}`, `{"delta":{"image":{"source":{}}}}`,
+	`{"Delta":{"ToolUse":{"Input":"x"}}}`, `{"delta":{"tooluse":{"input":{}}}}`, `{"delta":{"toolUse":{"input":[1]}}}`,
+	`{"delta":{"toolUse":"x"}}`, `{"delta":{"toolUse":null,"text":""}}`, `{"delta":{"reasoningContent":5}}`, `{"delta":"x"}`,
+	`{"delta":{"text":"x"},"delta":null}`, `{"delta":{"toolUse":{"input":"a","input":""}}}`, `{"delta":{"text":"","text":"x"}}`,
+	`{"delta":{"reasoningContent":{"text":"x"},"reasoningContent":null}}`, `{"delta":{"reasoningContent":{"text":"","text":"x"}}}`,
+	`{"stopReason":"end_turn","additionalModelResponseFields":{"a":1}}`, `{"stopReason":"a","stopReason":null}`, `{"stopReason":5}`,
+	`{"stopReason":null}`, `{"stopReason":"guardrail_intervened"}`, `{"stopReason":"\u0065nd_turn"}`, `{"StopReason":"tool_use"}`,
+	`{"usage":{"inputTokens":25,"outputTokens":12,"totalTokens":37},"metrics":{"latencyMs":412}}`, `{"usage":{"inputTokens":1},"usage":{"outputTokens":2}}`,
+	`{"usage":{"inputTokens":1,"inputTokens":2}}`, `{"usage":{"inputTokens":"3","outputTokens":-1}}`, `{"usage":null}`, `{"usage":[]}`,
+	`{"Usage":{"InputTokens":3,"OUTPUTTOKENS":4}}`,
 	// Whole values and syntax.
 	`null`, ` null `, `[]`, `[{"choices":[{"text":"x"}]}]`, `"x"`, `5`, `true`, ``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,}`,
 	`{"choices":[{"text":"x"}]} {}`, `{"choices":[{"text":"x"}]}x`, `{"choices":[{"text":"x"}]}` + "\n", "\t{\"choices\" :\r\n[ { \"text\" : \"x\" } ] }\n",
@@ -356,13 +388,16 @@ func TestScanAllocs(t *testing.T) {
 	}
 	for _, d := range events {
 		for _, p := range allProtos {
-			o := newObserver(call{proto: p}, newRec(), framingSSE, true, DefaultMaxEventBytes)
-			o.event(nil, d, false)
-			if n := testing.AllocsPerRun(20, func() { o.event(nil, d, false) }); n != 0 {
-				t.Errorf("protocol %d: %.80q: %.0f allocations an event", p, d, n)
-			}
-			if len(o.sc.deep) > (maxDepth+63)/64 {
-				t.Errorf("%d words of stack", len(o.sc.deep))
+			for _, name := range eventNames(p) {
+				name := []byte(name)
+				o := newObserver(call{proto: p}, newRec(), framingSSE, true, DefaultMaxEventBytes)
+				o.event(name, d, false)
+				if n := testing.AllocsPerRun(20, func() { o.event(name, d, false) }); n != 0 {
+					t.Errorf("protocol %d %s: %.80q: %.0f allocations an event", p, name, d, n)
+				}
+				if len(o.sc.deep) > (maxDepth+63)/64 {
+					t.Errorf("%d words of stack", len(o.sc.deep))
+				}
 			}
 		}
 	}

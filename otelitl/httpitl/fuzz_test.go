@@ -1,8 +1,10 @@
 package httpitl
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -121,4 +123,90 @@ func (r *cutReader) Read(p []byte) (int, error) {
 	r.b = r.b[n:]
 	r.at -= n
 	return n, nil
+}
+
+// esKinds are the messages FuzzEventStream encodes, chosen by a part's first byte.
+var esKinds = []func(payload string) []byte{
+	func(p string) []byte { return esEv("contentBlockDelta", p) },
+	func(p string) []byte { return esEv("messageStop", p) },
+	func(p string) []byte { return esEv("metadata", p) },
+	func(p string) []byte { return esEv("messageStart", p) },
+	func(p string) []byte { return esExc("throttlingException", p) },
+	func(p string) []byte { return esExc(p, "") },
+	func(p string) []byte {
+		return esEncode("", esStr(":message-type", "error"), esStr(":error-code", p))
+	},
+	func(p string) []byte { return esEncode(p, esStr(":message-type", p)) },
+	func(p string) []byte { return []byte(p) }, // raw bytes between messages
+}
+
+// FuzzEventStream feeds an AWS event stream through the event-stream framer and a Bedrock
+// observer: nothing panics, no payload passes the bound, the messages do not depend on how the
+// input was cut (at one point, or a byte at a time), the scanner records what the encoding/json
+// reading records, and the body returns the input unchanged. With encode set, the input is a list
+// of parts cut at 0xFE bytes, each encoded as a message whose kind its first byte chooses (valid
+// CRCs, so that the fuzzer reaches the events' JSON); else it is the stream itself (mostly broken
+// framing).
+//
+//	go test -run '^$' -fuzz '^FuzzEventStream$' -fuzzminimizetime 5s ./httpitl
+func FuzzEventStream(f *testing.F) {
+	f.Add(cat(bStart, bText, bTool, bThink, bSignature, bStop, bMeta), false, uint16(40), uint8(200))
+	f.Add(cat(bStart, bText, flip(bText, 9), bStop), false, uint16(90), uint8(255))
+	f.Add(cat(bText, esExc("modelStreamErrorException", `{"message":"m"}`)), false, uint16(7), uint8(255))
+	f.Add(cat(esEv("contentBlockDelta", strings.Repeat("x", 300)), bText, bStop)[:400], false, uint16(300), uint8(100))
+	f.Add([]byte("\x00{\"delta\":{\"text\":\"x\"}}\xfe\x01{\"stopReason\":\"end_turn\"}\xfe\x02{\"usage\":{\"inputTokens\":3,\"outputTokens\":4}}"), true, uint16(5), uint8(255))
+	f.Add([]byte("\x00{\"delta\":{\"toolUse\":{\"input\":\"{}\"}}}\xfe\x04{}\xfe\x05Too many\xfe\x06InternalFailure\xfe\x07event\xfe\x08\x00\x00"), true, uint16(20), uint8(64))
+	f.Fuzz(func(t *testing.T, in []byte, encode bool, cut uint16, max uint8) {
+		limit := int(max) + 1
+		if encode {
+			var stream []byte
+			for _, part := range bytes.Split(in, []byte{0xfe}) {
+				if len(part) > 0 {
+					stream = append(stream, esKinds[int(part[0])%len(esKinds)](string(part[1:]))...)
+				}
+			}
+			in = stream
+		}
+		at := int(cut) % (len(in) + 1)
+		whole := esFrames(t, limit, in)
+		if split := esFrames(t, limit, in, at); !esEq(whole, split) {
+			t.Fatalf("cut at %d changed the messages:\n%v\n%v", at, whole, split)
+		}
+		var each []int
+		for i := 1; i < len(in); i++ {
+			each = append(each, i)
+		}
+		if one := esFrames(t, limit, in, each...); !esEq(whole, one) {
+			t.Fatalf("a byte at a time changed the messages:\n%v\n%v", whole, one)
+		}
+		for k, m := range whole {
+			if m.kind == esCorrupt && k != len(whole)-1 {
+				t.Fatalf("a message after the framing broke: %v", whole)
+			}
+		}
+		var out [2]outcome
+		var decided [2]bool
+		for k, reference := range []bool{false, true} {
+			r := newRec()
+			o := newObserver(call{proto: protoBedrock}, r, framingEventStream, true, limit)
+			o.reference = reference
+			o.feed(in[:at])
+			o.feed(in[at:])
+			o.fr.eof()
+			_ = o.failure()
+			if len(o.errType) > 64 {
+				t.Fatalf("error.type of %d bytes", len(o.errType))
+			}
+			out[k], decided[k] = outcome{r, o.ended, o.errType, o.values}, o.decided()
+		}
+		if !out[0].equal(out[1]) || decided[0] != decided[1] {
+			t.Fatalf("%q\nscanner:   %v\nreference: %v", in, out[0], out[1])
+		}
+		bd := &body{rc: io.NopCloser(&cutReader{in, at}), stop: func() bool { return true }, ctx: t.Context(),
+			o: newObserver(call{proto: protoBedrock}, nil, framingEventStream, true, limit)}
+		got, err := io.ReadAll(bd)
+		if err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("the body changed the bytes")
+		}
+	})
 }

@@ -181,7 +181,7 @@ func (w *responseWriter) finish(ctx context.Context, panicErr error) {
 		err = statusError(status)
 	case w.o == nil:
 		err = errIncomplete // the handler wrote nothing
-	case w.o.errType != "":
+	case w.o.errType != "" || w.o.broken:
 		err = w.o.failure()
 	case !w.o.ended && ctx.Err() != nil:
 		err = ctx.Err() // the client went away

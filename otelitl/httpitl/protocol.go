@@ -2,6 +2,7 @@ package httpitl
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -17,16 +18,18 @@ const (
 	protoGemini               // Gemini generateContent / streamGenerateContent
 	protoOllamaChat           // Ollama /api/chat
 	protoOllamaGen            // Ollama /api/generate
+	protoBedrock              // Amazon Bedrock ConverseStream
 )
 
-// Provider names (gen_ai.provider.name). openai, anthropic, gcp.gemini and gcp.vertex_ai are the
-// semantic conventions' values; ollama has none there.
+// Provider names (gen_ai.provider.name). openai, anthropic, gcp.gemini, gcp.vertex_ai and
+// aws.bedrock are the semantic conventions' values; ollama has none there.
 const (
 	providerOpenAI    = "openai"
 	providerAnthropic = "anthropic"
 	providerGemini    = "gcp.gemini"
 	providerVertex    = "gcp.vertex_ai"
 	providerOllama    = "ollama"
+	providerBedrock   = "aws.bedrock"
 )
 
 // call is what the request says about a generation, before any response.
@@ -34,7 +37,7 @@ type call struct {
 	proto     protocol
 	operation string
 	provider  string
-	model     string // from the URL (Gemini); else from the body
+	model     string // from the URL (Gemini, Bedrock); else from the body
 	stream    bool   // the request asks for a stream (or the protocol streams by default)
 	framing   framing
 }
@@ -59,6 +62,11 @@ func detect(r *http.Request) (call, bool) {
 		return call{proto: protoOllamaChat, operation: "chat", provider: providerOllama, stream: true, framing: framingNDJSON}, true
 	case strings.HasSuffix(path, "/api/generate"):
 		return call{proto: protoOllamaGen, operation: "text_completion", provider: providerOllama, stream: true, framing: framingNDJSON}, true
+	case strings.HasSuffix(path, bedrockConverseStream):
+		if model, ok := bedrockModel(r.URL); ok {
+			return call{proto: protoBedrock, operation: "chat", provider: providerBedrock, model: model, stream: true, framing: framingEventStream}, true
+		}
+		return call{}, false
 	}
 	// Gemini: .../models/{model}:generateContent or :streamGenerateContent (Vertex AI:
 	// .../publishers/google/models/{model}:...).
@@ -81,8 +89,35 @@ func detect(r *http.Request) (call, bool) {
 	return c, true
 }
 
-// framingOf chooses how to cut a response body: by its Content-Type, else by the protocol.
+const bedrockConverseStream = "/converse-stream"
+
+// bedrockModel returns the model of a Bedrock ConverseStream URL,
+// .../model/{modelId}/converse-stream: the model id unescaped. The SDKs escape it as one path
+// segment (an ARN's '/' and ':' included), so it is read from the escaped path; an id whose '/'
+// came unescaped is read whole too, from the last "/model/".
+func bedrockModel(u *url.URL) (string, bool) {
+	p, ok := strings.CutSuffix(strings.TrimSuffix(u.EscapedPath(), "/"), bedrockConverseStream)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(p, "/model/")
+	if i < 0 {
+		return "", false
+	}
+	model, err := url.PathUnescape(p[i+len("/model/"):])
+	if err != nil || model == "" {
+		return "", false
+	}
+	return model, true
+}
+
+// framingOf chooses how to cut a response body: by its Content-Type, else by the protocol. A
+// Bedrock reply is an AWS event stream whatever its Content-Type says, since the SDKs read it as
+// one.
 func framingOf(contentType string, c call) framing {
+	if c.proto == protoBedrock {
+		return framingEventStream
+	}
 	ct, _, _ := strings.Cut(contentType, ";")
 	switch strings.ToLower(strings.TrimSpace(ct)) {
 	case "text/event-stream":

@@ -64,8 +64,9 @@ func (e *apiError) typ() string {
 	return streamErrorType
 }
 
-// refEvent reads one event's data the reference way.
-func (o *observer) refEvent(data []byte) {
+// refEvent reads one event's data the reference way; name is the event's type, which only
+// Bedrock's events take from outside their data.
+func (o *observer) refEvent(name, data []byte) {
 	switch o.c.proto {
 	case protoChat, protoCompletions:
 		o.refChat(data)
@@ -77,6 +78,8 @@ func (o *observer) refEvent(data []byte) {
 		o.refGemini(data)
 	case protoOllamaChat, protoOllamaGen:
 		o.refOllama(data)
+	case protoBedrock:
+		o.refBedrock(name, data)
 	}
 }
 
@@ -487,5 +490,61 @@ func (o *observer) refOllama(data []byte) {
 			o.g.SetUsage(ev.PromptEvalCount.or(), ev.EvalCount.or())
 		}
 		o.ended = true
+	}
+}
+
+// Amazon Bedrock ConverseStream. A chunk is a contentBlockDelta whose delta carries text,
+// toolUse.input or reasoningContent.text; the end marker is messageStop; usage comes in metadata.
+type bedrockDelta struct {
+	Delta *struct {
+		Text    present `json:"text"`
+		ToolUse *struct {
+			Input present `json:"input"`
+		} `json:"toolUse"`
+		ReasoningContent *struct {
+			Text present `json:"text"`
+		} `json:"reasoningContent"`
+	} `json:"delta"`
+}
+
+type bedrockStop struct {
+	StopReason string `json:"stopReason"`
+}
+
+type bedrockMetadata struct {
+	Usage *struct {
+		InputTokens  count `json:"inputTokens"`
+		OutputTokens count `json:"outputTokens"`
+	} `json:"usage"`
+}
+
+func (o *observer) refBedrock(name, data []byte) {
+	switch string(name) {
+	case "contentBlockDelta":
+		var ev bedrockDelta
+		if json.Unmarshal(data, &ev) != nil {
+			return
+		}
+		if d := ev.Delta; d != nil && (d.Text || (d.ToolUse != nil && d.ToolUse.Input) ||
+			(d.ReasoningContent != nil && d.ReasoningContent.Text)) {
+			o.chunk()
+		}
+	case "messageStop":
+		var ev bedrockStop
+		if json.Unmarshal(data, &ev) != nil {
+			return
+		}
+		if ev.StopReason != "" {
+			o.g.AddFinishReason(ev.StopReason)
+		}
+		o.ended = true
+	case "metadata":
+		var ev bedrockMetadata
+		if json.Unmarshal(data, &ev) != nil {
+			return
+		}
+		if u := ev.Usage; u != nil {
+			o.g.SetUsage(u.InputTokens.or(), u.OutputTokens.or())
+		}
 	}
 }

@@ -760,6 +760,10 @@ func intern(b []byte) string {
 		return "other"
 	case "load":
 		return "load"
+	case "guardrail_intervened":
+		return "guardrail_intervened"
+	case "content_filtered":
+		return "content_filtered"
 	}
 	return string(b)
 }

@@ -102,12 +102,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-// applyFields completes c with what the request body says.
+// applyFields completes c with what the request body says. Gemini's and Bedrock's URLs say
+// whether the reply streams.
 func applyFields(c *call, f requestFields) {
 	if c.model == "" {
 		c.model = f.model
 	}
-	if c.proto != protoGemini && f.hasStream {
+	if c.proto != protoGemini && c.proto != protoBedrock && f.hasStream {
 		c.stream = f.stream
 	}
 }
@@ -165,11 +166,12 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readErr names a failed read: an error event seen before it, or the reply's end marker (what
-// fails after it is no failure of the reply); the context's end; else a body cut off
-// (io.ErrUnexpectedEOF, a connection or HTTP/2 stream reset, ...): incomplete_stream.
+// readErr names a failed read: an error event seen before it, the reply's end marker (what fails
+// after it is no failure of the reply), or an event stream whose framing broke before it; the
+// context's end; else a body cut off (io.ErrUnexpectedEOF, a connection or HTTP/2 stream reset,
+// ...): incomplete_stream.
 func (b *body) readErr(err error) error {
-	if b.o.errType != "" || b.o.ended {
+	if b.o.decided() {
 		return b.o.failure()
 	}
 	if cerr := ctxErr(b.ctx, nil); cerr != nil {
@@ -192,7 +194,7 @@ func (b *body) Close() error {
 	b.mu.Lock()
 	if !b.done {
 		switch {
-		case b.o.errType != "" || b.o.ended:
+		case b.o.decided():
 			b.endLocked(b.o.failure())
 		case b.ctx.Err() != nil:
 			b.endLocked(b.ctx.Err())
@@ -209,7 +211,7 @@ func (b *body) Close() error {
 func (b *body) cancelled() {
 	b.mu.Lock()
 	if !b.done {
-		if b.o.errType != "" || b.o.ended {
+		if b.o.decided() {
 			b.endLocked(b.o.failure())
 		} else {
 			b.endLocked(b.ctx.Err())
