@@ -16,9 +16,13 @@
 // left out (/v1/v1/messages, /chat/completions) is answered 404 with the base URL to give. At
 // least one upstream is needed; a request for a protocol without one is answered 502 with the flag
 // to set, and one whose upstream cannot be reached 502 too, its span's error.type saying why:
-// connection_refused, dns_error, timeout, tls_error, else connection_error. Every flag also reads an environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI,
-// OTELITL_PROXY_ANTHROPIC, OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT,
-// OTELITL_PROXY_TLS_KEY); a flag on the command line wins, and errors name the one given.
+// connection_refused, dns_error, timeout, tls_error, else connection_error. Amazon Bedrock is not
+// served: the AWS SDKs sign every request with SigV4, its host included, so a request signed for
+// the proxy is one Bedrock refuses, and the proxy cannot sign it again without the application's
+// credentials (Go applications get Bedrock timelines from httpitl). Every flag also reads an
+// environment variable (OTELITL_PROXY_ADDR, OTELITL_PROXY_OPENAI, OTELITL_PROXY_ANTHROPIC,
+// OTELITL_PROXY_GEMINI, OTELITL_PROXY_OLLAMA, OTELITL_PROXY_TLS_CERT, OTELITL_PROXY_TLS_KEY); a
+// flag on the command line wins, and errors name the one given.
 //
 // Authorization headers (Authorization, x-api-key, x-goog-api-key, api-key) are passed through to
 // the upstream and never recorded or logged. Each event is flushed to the client as soon as it is
