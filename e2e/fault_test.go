@@ -162,11 +162,12 @@ func TestFaultPersistentQueue(t *testing.T) {
 	requireE2E(t)
 	outage := time.Duration(envInt("FAULT_OUTAGE", 20)) * time.Second
 	bin := buildCollector(t)
-	certFile, keyFile, pool := selfSigned(t)
+	ca := newPrivateCA(t)
+	certFile, keyFile := ca.server(t, "gateway")
 	hs, backend := startHTTPSink(t)
 	queueDir := t.TempDir()
 	gw := startGateway(t, bin, "gateway", certFile, keyFile, backend, queueDir)
-	tp, in := tlsSender(t, gw.grpcAddr, pool, "fault-queue")
+	tp, in := tlsSender(t, gw.grpcAddr, ca.pool, "fault-queue")
 
 	ctx := context.Background()
 	load := startSteadyLoad(ctx, in)

@@ -75,7 +75,8 @@ func shippedEnv(t *testing.T, config, grpcBackend, httpBackend string) shippedSe
 		t.Fatal(err)
 	}
 	s := shippedSetup{name: filepath.Base(config), ports: newCollectorPorts(t), scrape: freePort(t)}
-	certFile, keyFile, pool := selfSigned(t)
+	ca := newPrivateCA(t) // for gateway.yaml's receivers
+	certFile, keyFile := ca.server(t, "receivers")
 	s.env = append(s.ports.env(),
 		"ITL_FLUSH_INTERVAL=1s",
 		"OTLP_ENDPOINT="+grpcBackend, "OTLP_INSECURE=true", "OTLP_TOKEN=e2e-token",
@@ -90,7 +91,7 @@ func shippedEnv(t *testing.T, config, grpcBackend, httpBackend string) shippedSe
 	// cert_file, agent.yaml's an authenticator, and their receivers take plain text on loopback.
 	receivers := section(string(raw), "receivers")
 	if strings.Contains(receivers, "cert_file:") {
-		s.client.pool = pool
+		s.client.pool = ca.pool
 	}
 	if strings.Contains(receivers, "authenticator:") {
 		s.client.token = gatewayToken
@@ -118,17 +119,19 @@ func section(raw, name string) string {
 // shippedWithBackends starts b over OTLP/gRPC and OTLP/HTTP and returns the environment that runs
 // config against them (shippedEnv). A config whose OTLP/gRPC exporter cannot send in plain text
 // (it reads OTLP_ENDPOINT and no OTLP_INSECURE: agent.yaml, whose token bearertokenauth sends over
-// TLS only) gets a gRPC backend with TLS, and OTLP_CA_FILE names its certificate.
+// TLS only) gets a gRPC backend with TLS, and OTLP_CA_FILE names the CA of its certificate.
 func shippedWithBackends(t *testing.T, config string, b *limitedBackend) shippedSetup {
 	t.Helper()
 	raw := mustRead(t, config)
 	tlsOnly := strings.Contains(raw, "${env:OTLP_ENDPOINT") && !strings.Contains(raw, "${env:OTLP_INSECURE")
+	var ca *privateCA
 	if tlsOnly {
-		b.certFile, b.keyFile, _ = selfSigned(t)
+		ca = newPrivateCA(t)
+		b.certFile, b.keyFile = ca.server(t, "backend")
 	}
 	s := shippedEnv(t, config, startLimitedGRPC(t, b), startLimitedHTTP(t, b))
 	if tlsOnly {
-		s.env = append(s.env, "OTLP_CA_FILE="+b.certFile) // self-signed: its own CA
+		s.env = append(s.env, "OTLP_CA_FILE="+ca.file)
 	}
 	return s
 }

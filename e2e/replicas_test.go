@@ -3,19 +3,12 @@ package e2e
 import (
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -34,35 +27,6 @@ import (
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/otelitl"
 )
-
-// selfSigned writes a certificate and key for 127.0.0.1 and returns their paths and a pool that
-// trusts the certificate.
-func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "otelitl-e2e"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	cert, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
 
 // httpSink is an OTLP/HTTP backend: it checks the bearer token, and records every metric point
 // with the replica (collector.instance.id) that wrote it.
@@ -212,7 +176,8 @@ func tlsSender(t *testing.T, endpoint string, pool *x509.CertPool, service strin
 func TestReplicas(t *testing.T) {
 	requireE2E(t)
 	bin := buildCollector(t)
-	certFile, keyFile, pool := selfSigned(t)
+	ca := newPrivateCA(t)
+	certFile, keyFile := ca.server(t, "replica")
 	hs, backend := startHTTPSink(t)
 
 	var endpoints []string
@@ -225,7 +190,7 @@ func TestReplicas(t *testing.T) {
 	var tps []*sdktrace.TracerProvider
 	var ins []*otelitl.Instrumentation
 	for _, ep := range endpoints {
-		tp, in := tlsSender(t, ep, pool, "replicas")
+		tp, in := tlsSender(t, ep, ca.pool, "replicas")
 		tps = append(tps, tp)
 		ins = append(ins, in)
 	}
