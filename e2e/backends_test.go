@@ -3,9 +3,15 @@ package e2e
 import (
 	"compress/gzip"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"log"
+	"maps"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
@@ -44,10 +51,21 @@ type limitedBackend struct {
 	// hostileMetrics is every metrics message, when keepTraces is set.
 	hostileMetrics []pmetric.Metrics
 
+	// clients counts the messages accepted, by signal ("traces", "metrics") and by the common name
+	// of the client certificate they came over ("" for none: plain text, or TLS without one).
+	clients map[string]map[string]int
+	// handshakes counts the TLS handshakes the servers failed; handshakeErrs holds the first
+	// few reasons, as the servers saw them.
+	handshakes    int64
+	handshakeErrs []string
+
 	keepTraces bool
 	limit      int // the gRPC receive limit; 0 is backendLimit
-	// certFile and keyFile, when set, make the gRPC server speak TLS with that certificate.
+	// certFile and keyFile, when set before a server starts, make it speak TLS with that
+	// certificate; clientCAs, when set too, makes it require a client certificate that one of
+	// those CAs signed (tls.RequireAndVerifyClientCert), as a backend with mTLS does.
 	certFile, keyFile string
+	clientCAs         *x509.CertPool
 }
 
 type histPoint struct {
@@ -56,7 +74,65 @@ type histPoint struct {
 }
 
 func newLimitedBackend() *limitedBackend {
-	return &limitedBackend{latest: map[string]map[string]histPoint{}, flushes: map[int64]int{}}
+	return &limitedBackend{latest: map[string]map[string]histPoint{}, flushes: map[int64]int{}, clients: map[string]map[string]int{}}
+}
+
+// from records that a message of signal was accepted over a connection in state (nil: plain text).
+func (b *limitedBackend) from(signal string, state *tls.ConnectionState) {
+	name := ""
+	if state != nil && len(state.PeerCertificates) > 0 {
+		name = state.PeerCertificates[0].Subject.CommonName
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.clients[signal] == nil {
+		b.clients[signal] = map[string]int{}
+	}
+	b.clients[signal][name]++
+}
+
+// clientsOf returns a copy of clients.
+func (b *limitedBackend) clientsOf() map[string]map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]map[string]int{}
+	for signal, names := range b.clients {
+		out[signal] = maps.Clone(names)
+	}
+	return out
+}
+
+func (b *limitedBackend) handshakeFailed(reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.handshakes++
+	if len(b.handshakeErrs) < 5 {
+		b.handshakeErrs = append(b.handshakeErrs, reason)
+	}
+}
+
+// handshakeFailures returns the number of TLS handshakes the servers failed and the first reasons.
+func (b *limitedBackend) handshakeFailures() (int64, []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.handshakes, slices.Clone(b.handshakeErrs)
+}
+
+// tlsConfig is the servers' TLS configuration: nil without a certificate.
+func (b *limitedBackend) tlsConfig(t *testing.T) *tls.Config {
+	t.Helper()
+	if b.certFile == "" {
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(b.certFile, b.keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if b.clientCAs != nil {
+		cfg.ClientCAs, cfg.ClientAuth = b.clientCAs, tls.RequireAndVerifyClientCert
+	}
+	return cfg
 }
 
 func (b *limitedBackend) traces(td ptrace.Traces) {
@@ -141,7 +217,8 @@ type limitedTraces struct {
 	b *limitedBackend
 }
 
-func (s limitedTraces) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+func (s limitedTraces) Export(ctx context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	s.b.from("traces", grpcTLS(ctx))
 	s.b.traces(req.Traces())
 	return ptraceotlp.NewExportResponse(), nil
 }
@@ -151,9 +228,46 @@ type limitedMetrics struct {
 	b *limitedBackend
 }
 
-func (s limitedMetrics) Export(_ context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+func (s limitedMetrics) Export(ctx context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+	s.b.from("metrics", grpcTLS(ctx))
 	s.b.metrics(req.Metrics())
 	return pmetricotlp.NewExportResponse(), nil
+}
+
+// grpcTLS returns the TLS state of the connection an RPC came over: nil in plain text.
+func grpcTLS(ctx context.Context) *tls.ConnectionState {
+	if p, ok := peer.FromContext(ctx); ok {
+		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			return &info.State
+		}
+	}
+	return nil
+}
+
+// countingCreds are a gRPC server's TLS credentials that tell the backend of every failed handshake.
+type countingCreds struct {
+	credentials.TransportCredentials
+	b *limitedBackend
+}
+
+func (c countingCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	out, info, err := c.TransportCredentials.ServerHandshake(conn)
+	if err != nil {
+		c.b.handshakeFailed(err.Error())
+	}
+	return out, info, err
+}
+
+// handshakeLog is an HTTP server's error log: it tells the backend of every failed TLS handshake
+// and passes anything else on to the standard error.
+type handshakeLog struct{ b *limitedBackend }
+
+func (h handshakeLog) Write(p []byte) (int, error) {
+	if _, reason, ok := strings.Cut(string(p), "TLS handshake error from "); ok {
+		h.b.handshakeFailed(strings.TrimSpace(reason))
+		return len(p), nil
+	}
+	return os.Stderr.Write(p)
 }
 
 // refusals counts the RPCs the gRPC server ended with ResourceExhausted: messages over its limit.
@@ -169,7 +283,7 @@ func (r refusals) HandleRPC(_ context.Context, s stats.RPCStats) {
 }
 
 // startLimitedGRPC serves the backend over OTLP/gRPC with gRPC's default 4 MiB receive limit, on a
-// free loopback port until the test ends; with TLS when b has a certificate.
+// free loopback port until the test ends; with TLS when b has a certificate (tlsConfig).
 func startLimitedGRPC(t *testing.T, b *limitedBackend) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -181,12 +295,8 @@ func startLimitedGRPC(t *testing.T, b *limitedBackend) string {
 		limit = backendLimit
 	}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(limit), grpc.StatsHandler(refusals{&b.refused})}
-	if b.certFile != "" {
-		creds, err := credentials.NewServerTLSFromFile(b.certFile, b.keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts = append(opts, grpc.Creds(creds))
+	if cfg := b.tlsConfig(t); cfg != nil {
+		opts = append(opts, grpc.Creds(countingCreds{credentials.NewTLS(cfg), b}))
 	}
 	srv := grpc.NewServer(opts...)
 	ptraceotlp.RegisterGRPCServer(srv, &limitedTraces{b: b})
@@ -198,7 +308,8 @@ func startLimitedGRPC(t *testing.T, b *limitedBackend) string {
 
 // startLimitedHTTP serves the backend over OTLP/HTTP (any path ending in /v1/traces or /v1/metrics;
 // anything else, such as a remote write, is answered 204 and ignored), refusing bodies above
-// backendLimit once decompressed with 413, on a free loopback port until the test ends.
+// backendLimit once decompressed with 413, on a free loopback port until the test ends; with TLS
+// (https://) when b has a certificate (tlsConfig).
 func startLimitedHTTP(t *testing.T, b *limitedBackend) string {
 	t.Helper()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -228,6 +339,7 @@ func startLimitedHTTP(t *testing.T, b *limitedBackend) string {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
+			b.from("traces", r.TLS)
 			b.traces(req.Traces())
 			out, _ := ptraceotlp.NewExportResponse().MarshalProto()
 			w.Header().Set("Content-Type", "application/x-protobuf")
@@ -238,6 +350,7 @@ func startLimitedHTTP(t *testing.T, b *limitedBackend) string {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
+			b.from("metrics", r.TLS)
 			b.metrics(req.Metrics())
 			out, _ := pmetricotlp.NewExportResponse().MarshalProto()
 			w.Header().Set("Content-Type", "application/x-protobuf")
@@ -250,8 +363,13 @@ func startLimitedHTTP(t *testing.T, b *limitedBackend) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: b.tlsConfig(t),
+		ErrorLog: log.New(handshakeLog{b}, "", 0)}
+	if srv.TLSConfig != nil {
+		go func() { _ = srv.ServeTLS(l, "", "") }()
+	} else {
+		go func() { _ = srv.Serve(l) }()
+	}
 	t.Cleanup(func() { _ = srv.Close() })
 	return l.Addr().String()
 }

@@ -119,17 +119,19 @@ func section(raw, name string) string {
 // shippedWithBackends starts b over OTLP/gRPC and OTLP/HTTP and returns the environment that runs
 // config against them (shippedEnv). A config whose OTLP/gRPC exporter cannot send in plain text
 // (it reads OTLP_ENDPOINT and no OTLP_INSECURE: agent.yaml, whose token bearertokenauth sends over
-// TLS only) gets a gRPC backend with TLS, and OTLP_CA_FILE names the CA of its certificate.
+// TLS only) gets a gRPC backend with TLS, and OTLP_CA_FILE names the CA of its certificate; its
+// HTTP backend, to which it sends nothing, stays in plain text as the http:// URLs say.
 func shippedWithBackends(t *testing.T, config string, b *limitedBackend) shippedSetup {
 	t.Helper()
 	raw := mustRead(t, config)
 	tlsOnly := strings.Contains(raw, "${env:OTLP_ENDPOINT") && !strings.Contains(raw, "${env:OTLP_INSECURE")
+	httpBackend := startLimitedHTTP(t, b) // before the certificate: plain text
 	var ca *privateCA
 	if tlsOnly {
 		ca = newPrivateCA(t)
 		b.certFile, b.keyFile = ca.server(t, "backend")
 	}
-	s := shippedEnv(t, config, startLimitedGRPC(t, b), startLimitedHTTP(t, b))
+	s := shippedEnv(t, config, startLimitedGRPC(t, b), httpBackend)
 	if tlsOnly {
 		s.env = append(s.env, "OTLP_CA_FILE="+ca.file)
 	}
