@@ -83,7 +83,14 @@
 // chunks, which the collector does not count as a model call; the next hop's span is the
 // generation.
 //
-// error.type is the HTTP status code of an error answer (400 and above); the type or code of an
+// error.type is the HTTP status code of an error answer (400 and above); for a request that got no
+// answer (the base transport's error), why, from a fixed set read from the error's type, never its
+// message (which names the address): "connection_refused", "dns_error" (the name did not resolve),
+// "timeout" (dialing, the TLS handshake or the response's headers took too long), "tls_error" (the
+// handshake failed: a certificate not trusted, a server without TLS), else "connection_error" (the
+// connection reset or closed before the answer), as otelitl-proxy names the same failures; a base
+// transport's error that names its own type (an ErrorType method) keeps it, and the caller gets the
+// error unchanged; the type or code of an
 // error event in the stream when it looks like a code (1 to 64 letters, digits, '_', '-' or '.':
 // never its message, nor free text put where a code belongs; "stream_error" otherwise): an error
 // object ({"error": {...}} in an OpenAI Chat Completions or Responses stream, Gemini's error) is
@@ -97,8 +104,8 @@
 // response.completed or response.incomplete; message_stop; a Gemini candidate with a
 // finishReason; Ollama's "done": true; Bedrock's messageStop, which its metadata event follows),
 // or a Bedrock stream's framing breaks before messageStop (see Guarantees); "cancelled" when the
-// caller closes the body before the end or its context is cancelled; "timeout" when its deadline
-// passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on to the
+// caller closes the body before the end or its context is cancelled (before the answer too);
+// "timeout" when its deadline passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on to the
 // server).
 //
 // An event with "error": null names no error, nor does an error member in an event whose type names

@@ -70,7 +70,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	res, err := t.base.RoundTrip(out)
 	if err != nil {
-		g.End(ctxErr(req.Context(), err))
+		// No response: the span names why (connection_refused, dns_error, ...), the caller gets
+		// the base transport's error as it is.
+		g.End(ctxErr(req.Context(), wrap.Unreachable(err)))
 		return res, err
 	}
 	span := trace.SpanFromContext(ctx)
