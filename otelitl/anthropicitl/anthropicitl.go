@@ -30,7 +30,9 @@
 // deadline), and one whose body ended cleanly before message_stop with "incomplete_stream".
 //
 // API errors carry their HTTP status code as error.type, and error events their error type (such as
-// "overloaded_error"). The span's status description is that error.type, never an error message,
+// "overloaded_error"). A request that got no response (the SDK's *url.Error, after its retries) is
+// named as httpitl's transport names it: "connection_refused", "dns_error", "timeout", "tls_error",
+// else "connection_error". The span's status description is that error.type, never an error message,
 // which may quote the provider's reply. The application sees exactly the stream, events and errors
 // the SDK gives; only the span records more.
 package anthropicitl
@@ -82,7 +84,7 @@ func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthrop
 	)
 	stream := svc.NewStreaming(ctx, params, opts...)
 	if err := stream.Err(); err != nil {
-		g.End(streamErr(err))
+		g.End(wrap.NoResponse(streamErr(err)))
 		return stream
 	}
 	obs.s.Watch(ctx)

@@ -24,7 +24,9 @@
 //
 // # Errors
 //
-// API errors carry their HTTP status code as error.type. An error event in the stream ({"error":
+// API errors carry their HTTP status code as error.type. A request that got no response
+// (go-openai's *url.Error) is named as httpitl's transport names it: "connection_refused",
+// "dns_error", "timeout", "tls_error", else "connection_error". An error event in the stream ({"error":
 // {...}}, which go-openai returns as an *openai.APIError without a status) is named as httpitl
 // names it: by its error's code, else its type, when that looks like a code (1 to 64 letters,
 // digits, '_', '-' or '.'), else "stream_error" (neither, free text or a code too long); OpenAI's
@@ -103,7 +105,7 @@ func CreateChatCompletionStream(ctx context.Context, in *otelitl.Instrumentation
 	ctx, g := in.Start(ctx, otelitl.Request{Operation: "chat", Provider: c.provider, Model: req.Model, ServerAddress: addr, ServerPort: port})
 	inner, err := client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
-		g.End(apiErr(err))
+		g.End(wrap.NoResponse(apiErr(err)))
 		return nil, err
 	}
 	st := &ChatCompletionStream{ChatCompletionStream: inner, s: wrap.Stream{G: g}}

@@ -88,9 +88,9 @@
 // message (which names the address): "connection_refused", "dns_error" (the name did not resolve),
 // "timeout" (dialing, the TLS handshake or the response's headers took too long), "tls_error" (the
 // handshake failed: a certificate not trusted, a server without TLS), else "connection_error" (the
-// connection reset or closed before the answer), as otelitl-proxy names the same failures; a base
-// transport's error that names its own type (an ErrorType method) keeps it, and the caller gets the
-// error unchanged; the type or code of an
+// connection reset or closed before the answer), as otelitl-proxy and the SDK wrappers name the
+// same failures; a base transport's error that names its own type (an ErrorType method) keeps it,
+// and the caller gets the error unchanged; the type or code of an
 // error event in the stream when it looks like a code (1 to 64 letters, digits, '_', '-' or '.':
 // never its message, nor free text put where a code belongs; "stream_error" otherwise): an error
 // object ({"error": {...}} in an OpenAI Chat Completions or Responses stream, Gemini's error) is

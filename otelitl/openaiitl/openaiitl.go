@@ -22,8 +22,10 @@
 //
 // # Errors
 //
-// API errors carry their HTTP status code as error.type. An error sent inside the stream is named
-// as httpitl names it. An error member ({"error": {...}}, in a Chat Completions or a Responses API
+// API errors carry their HTTP status code as error.type. A request that got no response
+// (openai-go's *url.Error, after its retries) is named as httpitl's transport names it:
+// "connection_refused", "dns_error", "timeout", "tls_error", else "connection_error". An error sent
+// inside the stream is named as httpitl names it. An error member ({"error": {...}}, in a Chat Completions or a Responses API
 // stream, which the SDK returns as an *ssestream.StreamError holding the event) is named by the
 // first non-empty of its error's code, type and status (a string, or a number as written) when that
 // looks like a code (1 to 64 letters, digits, '_', '-' or '.'), else "stream_error" (none of them,
@@ -141,8 +143,9 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 	it := &chatIterator{inner: inner, s: wrap.Stream{G: g}}
 	if err := inner.Err(); err != nil {
 		// The request failed: the generation ends with its error now, before the application's
-		// deferred cancel could end it as cancelled.
-		it.s.Done(chatStreamErr(err))
+		// deferred cancel could end it as cancelled; one that got no response is named why
+		// (connection_refused, ...), not taken for a reply cut off.
+		it.s.Done(wrap.NoResponse(chatStreamErr(err)))
 	} else {
 		it.s.Watch(ctx)
 	}
@@ -264,8 +267,9 @@ func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc 
 	it := &responseIterator{inner: inner, s: wrap.Stream{G: g}}
 	if err := inner.Err(); err != nil {
 		// The request failed: the generation ends with its error now, before the application's
-		// deferred cancel could end it as cancelled.
-		it.s.Done(streamErr(err))
+		// deferred cancel could end it as cancelled; one that got no response is named why
+		// (connection_refused, ...), not taken for a reply cut off.
+		it.s.Done(wrap.NoResponse(streamErr(err)))
 	} else {
 		it.s.Watch(ctx)
 	}
