@@ -119,9 +119,10 @@ const (
 	ErrorTypePanic = "panic"
 )
 
-// The error.type values otelitl-proxy gives a generation whose upstream it could not reach (no
-// response came), where the error's Go type (*net.OpError) said nothing and an error message
-// would name the address. A deadline that passed is [ErrorTypeTimeout].
+// The error.type values of a generation whose request got no response (the server could not be
+// reached), given alike by httpitl's transport, the SDK wrappers and otelitl-proxy, where the
+// error's Go type (*net.OpError) said nothing and an error message would name the address. A
+// deadline that passed is [ErrorTypeTimeout].
 const (
 	// ErrorTypeConnectionRefused: the server refused the connection: nothing listens at its
 	// address.

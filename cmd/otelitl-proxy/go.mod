@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/otelitl/itl/examples v0.1.0
 	github.com/otelitl/itl/internal v0.1.0
-	github.com/otelitl/itl/itlconv v0.1.0
 	github.com/otelitl/itl/otelitl v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -19,6 +18,7 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.31.0 // indirect
+	github.com/otelitl/itl/itlconv v0.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.47.0 // indirect

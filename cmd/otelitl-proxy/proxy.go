@@ -1,26 +1,18 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httputil"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
@@ -100,69 +92,12 @@ func upstreamHint(err error, setting, up string) string {
 	return ""
 }
 
-// upstreamTransport is how the proxy reaches its upstreams: httpitl's transport, which records
-// each generation as a span of tp, over base, whose errors are named for the span by
-// upstreamErrorType.
+// upstreamTransport is how the proxy reaches its upstreams: httpitl's transport over base, which
+// records each generation as a span of tp, and names an upstream that could not be reached
+// (connection_refused, dns_error, timeout, tls_error, connection_error) as it does for any
+// application.
 func upstreamTransport(base *http.Transport, tp trace.TracerProvider) http.RoundTripper {
-	return httpitl.NewTransport(named{base}, httpitl.WithTracerProvider(tp))
-}
-
-// named gives the errors of the transport it wraps (no response came) an error.type that says why:
-// otherwise the span's error.type is the error's Go type, *net.OpError for a refused connection
-// and an unresolved name alike. A context's end is left as it is: httpitl names it cancelled or
-// timeout.
-type named struct{ base *http.Transport }
-
-func (n named) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := n.base.RoundTrip(req)
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		err = &upstreamError{err: err, typ: upstreamErrorType(err)}
-	}
-	return res, err
-}
-
-func (n named) CloseIdleConnections() { n.base.CloseIdleConnections() }
-
-// upstreamError is an error reaching an upstream with its error.type: its message is the error's
-// own, which the 502 and the log give whole.
-type upstreamError struct {
-	err error
-	typ string
-}
-
-func (e *upstreamError) Error() string     { return e.err.Error() }
-func (e *upstreamError) Unwrap() error     { return e.err }
-func (e *upstreamError) ErrorType() string { return e.typ }
-
-// upstreamErrorType names the failure to reach an upstream from a fixed set, never from the
-// error's message, which names the address: a name that did not resolve (dns_error, whatever the
-// resolver's own failure), a refused connection, a deadline that passed (dialing, the TLS
-// handshake), a TLS handshake that failed, else connection_error.
-func upstreamErrorType(err error) string {
-	var (
-		dns      *net.DNSError
-		timeout  interface{ Timeout() bool }
-		record   tls.RecordHeaderError
-		alert    tls.AlertError
-		verify   *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-	)
-	switch {
-	case errors.As(err, &dns):
-		return itlconv.ErrorTypeDNS
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return itlconv.ErrorTypeConnectionRefused
-	case errors.As(err, &timeout) && timeout.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
-		return itlconv.ErrorTypeTimeout
-	case errors.As(err, &record), errors.As(err, &alert), errors.As(err, &verify),
-		errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid),
-		// net/http's own error for a plain HTTP answer to a TLS handshake, which has no type.
-		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return itlconv.ErrorTypeTLS
-	}
-	return itlconv.ErrorTypeConnection
+	return httpitl.NewTransport(base, httpitl.WithTracerProvider(tp))
 }
 
 // newHandler returns the proxy: /healthz, and every API request forwarded to its protocol's
