@@ -308,7 +308,7 @@ func TestBedrockConverseStreamByteAtATime(t *testing.T) {
 	_, _, _, attrs := checkSameAsPlain(t, cutRT{base: tr, each: true}, tr, "amazon.nova-lite-v1:0", 0, 0, bedrockReply()...)
 	for k, want := range map[string]string{"gen_ai.request.model": "amazon.nova-lite-v1:0", "otelitl.chunk.count": "9",
 		"gen_ai.usage.output_tokens": "10", "gen_ai.response.finish_reasons": `["tool_use"]`, "error.type": ""} {
-		if g := attrs[attrKey(k)].Emit(); g != want {
+		if g := attrs[attrKey(k)].String(); g != want {
 			t.Errorf("%s = %q, want %q", k, g, want)
 		}
 	}
@@ -354,7 +354,7 @@ func TestBedrockFailures(t *testing.T) {
 			}
 			all := span.Status.Description
 			for _, kv := range span.Attributes {
-				all += kv.Value.Emit()
+				all += kv.Value.String()
 			}
 			if strings.Contains(all, "SECRET") {
 				t.Errorf("an exception's message reached the span: %q", all)
