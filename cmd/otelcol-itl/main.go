@@ -11,7 +11,8 @@
 // rather than send an empty token. An error about a value a variable set names the variable too
 // (envSources). It also refuses an OTLP/HTTP exporter whose endpoint already ends in /v1/traces
 // or /v1/metrics, to which the exporter would append them again (baseEndpoints), and a TLS file
-// that cannot be read (tlsFiles), which the collector would find only as the component started.
+// that cannot be read or a queue directory that cannot be written (settingFiles), which the
+// collector would find only as the component started.
 package main
 
 import (
@@ -61,7 +62,7 @@ func settings() (otelcol.CollectorSettings, *envSources) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), tlsFiles()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), settingFiles()},
 				DefaultScheme:      "env",
 			},
 		},

@@ -143,7 +143,7 @@ func run(ctx context.Context, o options, out, progress io.Writer) error {
 		return err
 	}
 	if col == nil {
-		fmt.Fprintf(out, "spans sent to %s; its itl_metrics connector derives the metrics and sends them at its next flush (every 15 s in the shipped configs, ITL_FLUSH_INTERVAL): with exporter-config/prometheus.yaml, at http://127.0.0.1:8889/metrics.\n", endpoint)
+		fmt.Fprintf(out, "spans sent to %s; the collector that runs the itl_metrics connector (that one, or the gateway behind an agent.yaml) derives the metrics and sends them at its next flush (every 15 s in the shipped configs, ITL_FLUSH_INTERVAL): with exporter-config/prometheus.yaml, at http://127.0.0.1:8889/metrics.\n", endpoint)
 		return nil
 	}
 	// Stopping the collector flushes the connector into the sink: the table covers every span.
