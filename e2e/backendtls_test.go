@@ -104,7 +104,7 @@ func TestBackendPrivateCA(t *testing.T) {
 			})
 			t.Run("without a client certificate", func(t *testing.T) {
 				b, s := run(t, caFile)
-				refused(t, b, s, "certificate required")
+				refused(t, b, s, certificateRequired)
 			})
 			t.Run("trusted, with a client certificate", func(t *testing.T) {
 				b, s := run(t, append([]string{caFile}, clientPair...)...)
