@@ -344,7 +344,15 @@ func (r envSource) sectionIn(text string) bool {
 // bind error. Short values (a port alone, true) are too common to tell apart.
 func (r envSource) valueIn(text string) bool {
 	val := expand(r.raw)
-	return len(val) >= 6 && !r.secret() && wholeIn(text, val)
+	if r.secret() || val == "" {
+		return false
+	}
+	if len(val) >= 6 {
+		return wholeIn(text, val)
+	}
+	// A short value counts where Go's net package names it as the address it could not use: a
+	// bare port given as a listen address ("listen tcp: address 14317: missing port in address").
+	return strings.Contains(text, "address "+val+": ")
 }
 
 // wholeIn reports whether text prints val whole: not inside a longer value (127.0.0.1 in

@@ -202,6 +202,17 @@ exporters: {
 	}
 }
 
+// TestExplainBarePort: a bare port given where a listen address belongs is traced to its variable,
+// where values under 6 bytes were never matched (found by an operator giving
+// GATEWAY_GRPC_ENDPOINT=14317); the same port elsewhere in an error is not it.
+func TestExplainBarePort(t *testing.T) {
+	t.Setenv("ITL_TEST_GRPC", "14317")
+	s := noted(t, `{receivers: {otlp: {protocols: {grpc: {endpoint: "${env:ITL_TEST_GRPC}"}}}}}`)
+	checkExplained(t, s.explain(errors.New("failed to start \"otlp\" receiver: listen tcp: address 14317: missing port in address")),
+		[]string{`receivers::otlp::protocols::grpc::endpoint is "${env:ITL_TEST_GRPC}"`, `ITL_TEST_GRPC="14317"`})
+	checkExplained(t, s.explain(errors.New("dial tcp 127.0.0.1:14317: connect: connection refused")), nil)
+}
+
 // TestExplainTelemetryAndTypos: a busy telemetry port, whose host and port are set apart, is
 // traced to both variables; a misspelled key gets no variable trailer (the fix is in the file).
 // Found by a newcomer running two shipped configs at once.
