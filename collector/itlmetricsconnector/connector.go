@@ -188,7 +188,8 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	// The instance's id: without it, two itl_metrics connectors in one collector count into one
 	// series (the collector adds the id itself only with its telemetry.newPipelineTelemetry gate on).
 	id := attribute.String("connector", set.ID.String())
-	c.self = metric.WithAttributeSet(attribute.NewSet(id))
+	self := metric.WithAttributeSet(attribute.NewSet(id)) // an AddOption and an ObserveOption
+	c.self = self
 	c.selfOpts = []metric.AddOption{c.self}
 	for _, r := range genaispan.Reasons {
 		c.reasons[r] = metric.WithAttributeSet(attribute.NewSet(id, attribute.String("reason", string(r))))
@@ -202,7 +203,6 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	if err != nil {
 		return nil, err
 	}
-	self := metric.WithAttributeSet(attribute.NewSet(id))
 	if c.seriesGauge, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(gauge, c.nSeries.Load(), self)
 		return nil
