@@ -52,6 +52,7 @@ type Generation struct {
 	firstDrop int64   // the earliest arrival ChunkAt dropped past the cap (ns); MaxInt64 if none
 
 	serverChanged     bool
+	modelChanged      bool  // SetRequestModel gave the model Start did not have
 	usageIn, usageOut int64 // -1: unknown
 	responseModel     string
 	responseID        string
@@ -249,6 +250,24 @@ func (g *Generation) SetResponseModel(model string) {
 	g.mu.Lock()
 	if !g.ended {
 		g.responseModel = model
+	}
+	g.mu.Unlock()
+}
+
+// SetRequestModel records gen_ai.request.model when Start was given none, and names the span
+// "{operation} {model}" as Start would have: for a model known only once the request is made (an
+// HTTP body read as it is sent, whose model member comes after a long prompt). A model given to
+// Start stays; so does the first one given here. A value longer than 256 bytes is cut. Samplers
+// saw the span's name without the model, at Start.
+func (g *Generation) SetRequestModel(model string) {
+	if g == nil || !g.on || model == "" {
+		return
+	}
+	model = truncate(model, maxValueLength)
+	g.mu.Lock()
+	if !g.ended && g.model == "" {
+		g.model = model
+		g.modelChanged = true
 	}
 	g.mu.Unlock()
 }
@@ -507,6 +526,10 @@ func (g *Generation) writeSpan(r *result) {
 	}
 	if len(g.finishReasons) > 0 {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasons(g.finishReasons...))
+	}
+	if g.modelChanged {
+		attrs = append(attrs, semconv.GenAIRequestModel(g.model))
+		g.span.SetName(g.operation + " " + g.model)
 	}
 	if g.serverChanged {
 		if g.address != "" {

@@ -604,3 +604,56 @@ func TestUpstreamEndpointURL(t *testing.T) {
 		}
 	}
 }
+
+// TestModelAfterLongPrompt: a client that writes its prompt before the model (openai-python and
+// openai-go do) with a prompt past the first MiB the proxy holds (an image): the generation span
+// still has the model, in its name too, and the stream flag, read as the body passes upstream; the
+// upstream gets the body whole.
+func TestModelAfterLongPrompt(t *testing.T) {
+	got := make(chan int, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got <- int(n)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"model\":\"m-2024\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer up.Close()
+	c, err := parseConfig([]string{"-openai", up.URL}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	proxy := httptest.NewServer(newHandler(c, httpitl.NewTransport(http.DefaultTransport, httpitl.WithTracerProvider(tp)), log.New(io.Discard, "", 0)))
+	defer proxy.Close()
+	body := `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
+		strings.Repeat("iVBORw0KGgo", 3<<20/11) + `"}}]}],"model":"m","stream":true}`
+	res, err := http.Post(proxy.URL+"/v1/chat/completions", "application/json", struct{ io.Reader }{strings.NewReader(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if n := <-got; n != len(body) {
+		t.Errorf("the upstream got %d bytes of %d", n, len(body))
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	if spans[0].Name != "chat m" {
+		t.Errorf("span name %q, want chat m", spans[0].Name)
+	}
+	for k, want := range map[string]string{"gen_ai.request.model": "m", "gen_ai.request.stream": "true", "gen_ai.response.model": "m-2024", "otelitl.chunk.count": "1"} {
+		var v string
+		for _, a := range spans[0].Attributes {
+			if string(a.Key) == k {
+				v = a.Value.String()
+			}
+		}
+		if v != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+}

@@ -130,9 +130,14 @@
 // event is read in one pass over its JSON that skips what it does
 // not need and allocates nothing for a content delta (about half a microsecond for a typical one);
 // it accepts and reads exactly what encoding/json would, and an event that is not valid JSON
-// records nothing. Only "model" and "stream" are read from a request body: from a copy when the
-// request has GetBody, else from the first [WithMaxRequestBytes] bytes, which are then replayed
-// ahead of the rest with ContentLength unchanged. The generation ends exactly once: at the end of
+// records nothing. Only "model" and "stream" are read from a request body, wherever they are in
+// it (openai-go writes the messages first, and a prompt with an image is megabytes long), holding
+// no more of the body than a model's 1 KiB: from a copy when the request has GetBody (the SDKs'
+// bodies, and every body net/http can replay); else from the first [WithMaxRequestBytes] bytes,
+// which are then replayed ahead of the rest with ContentLength unchanged, and from the rest as it
+// is sent (a model found there names the span and its metrics at its end: samplers saw the name
+// without it). The text inside strings, most of a prompt, is skipped at memory speed (about 16
+// GB/s: BenchmarkScanRequest). The generation ends exactly once: at the end of
 // the body, at Close, or when the request's context ends, even if the caller never reads again; no
 // goroutine is started.
 //

@@ -40,7 +40,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	r, fields := peekRequest(r, h.cfg.maxRequestBytes)
+	r, fields, late := peekRequest(r, h.cfg.maxRequestBytes)
 	applyFields(&c, fields)
 	ctx := r.Context()
 	if !trace.SpanContextFromContext(ctx).IsValid() {
@@ -52,6 +52,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ServerAddress: addr, ServerPort: port, StartTime: start,
 		NonStreaming: !c.stream, Kind: trace.SpanKindServer,
 	})
+	late.start(g, trace.SpanFromContext(ctx))
 	if !g.IsRecording() {
 		h.next.ServeHTTP(w, r.WithContext(ctx))
 		return

@@ -52,7 +52,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	start := time.Now()
-	req, fields := peekRequest(req, t.cfg.maxRequestBytes)
+	req, fields, late := peekRequest(req, t.cfg.maxRequestBytes)
 	applyFields(&c, fields)
 	addr, port := wrap.Server(req.URL)
 	ctx, g := t.cfg.in.Start(req.Context(), otelitl.Request{
@@ -60,6 +60,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ServerAddress: addr, ServerPort: port, StartTime: start,
 		NonStreaming: !c.stream,
 	})
+	late.start(g, trace.SpanFromContext(ctx))
 	// The server's spans are the generation's children: its context goes in the headers, of a
 	// copy, since a RoundTripper must not change the caller's request. A span that does not
 	// record still carries the sampling decision.

@@ -384,6 +384,7 @@ func TestNilAndZeroInputs(t *testing.T) {
 	zero.SetResponseModel("")
 	zero.SetResponseID("")
 	zero.SetServer("", 0)
+	zero.SetRequestModel("m")
 	zero.AddFinishReason("")
 	zero.EndAt(time.Time{}, nil)
 	zero.End(nil)

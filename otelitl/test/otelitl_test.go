@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -686,6 +687,71 @@ func TestSetServer(t *testing.T) {
 	}
 	if exp.GetSpans()[0].Name != "chat m" {
 		t.Errorf("an empty operation defaults to chat: %q", exp.GetSpans()[0].Name)
+	}
+}
+
+// TestSetRequestModel: a model known only after Start (httpitl reads it from the part of a body
+// sent after the span started) names the span and reaches its attributes and its metrics as if
+// Start had it; a model Start had, or an earlier one, stays; after End nothing changes.
+func TestSetRequestModel(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithMeterProvider(mp))
+	for _, tc := range []struct {
+		start    string
+		set      []string
+		wantName string
+		want     string
+	}{
+		{"", []string{"late"}, "text_completion late", "late"},
+		{"", []string{"first", "second"}, "text_completion first", "first"},
+		{"", []string{""}, "text_completion", ""},
+		{"", []string{strings.Repeat("é", 200)}, "text_completion " + strings.Repeat("é", 128), strings.Repeat("é", 128)},
+		{"early", []string{"late"}, "text_completion early", "early"},
+	} {
+		exp.Reset()
+		_, g := in.Start(context.Background(), otelitl.Request{Operation: "text_completion", Provider: "openai", Model: tc.start})
+		for _, m := range tc.set {
+			g.SetRequestModel(m)
+		}
+		g.Chunk(1)
+		g.End(nil)
+		g.SetRequestModel("after the end")
+		span := exp.GetSpans()[0]
+		if span.Name != tc.wantName {
+			t.Errorf("%q then %q: span name %q, want %q", tc.start, tc.set, span.Name, tc.wantName)
+		}
+		got, ok := attrMap(span.Attributes)[semconv.GenAIRequestModelKey]
+		if got.AsString() != tc.want || ok != (tc.want != "") {
+			t.Errorf("%q then %q: gen_ai.request.model %q (present %v), want %q", tc.start, tc.set, got.AsString(), ok, tc.want)
+		}
+		var n int
+		for _, a := range span.Attributes {
+			if a.Key == semconv.GenAIRequestModelKey {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Errorf("%q then %q: gen_ai.request.model written %d times", tc.start, tc.set, n)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	models := map[string]bool{}
+	for _, dp := range histogram(t, rm, "gen_ai.client.operation.duration").Data.(metricdata.Histogram[float64]).DataPoints {
+		v, _ := dp.Attributes.Value(semconv.GenAIRequestModelKey)
+		models[v.AsString()] = true
+	}
+	for _, m := range []string{"late", "first", "", strings.Repeat("é", 128), "early"} {
+		if !models[m] {
+			t.Errorf("no duration point with gen_ai.request.model %q: %v", m, models)
+		}
+	}
+	if len(models) != 5 {
+		t.Errorf("duration points' models %v, want 5", models)
 	}
 }
 

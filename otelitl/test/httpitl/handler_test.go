@@ -206,3 +206,42 @@ func TestHandlerClientGone(t *testing.T) {
 		t.Errorf("error types %v, want cancelled and 503", got)
 	}
 }
+
+// TestHandlerLongPrompt: a request whose model and stream members come after a prompt longer than
+// the part read before the handler runs (WithMaxRequestBytes) gets them from the rest, as the
+// handler reads it: the span's name, its model and its stream flag.
+func TestHandlerLongPrompt(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.PrefillPerTok = 0
+	eng, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	tp, exp := serverTracing(t)
+	srv := httptest.NewServer(httpitl.NewHandler(server.New(eng, []string{"m"}), httpitl.WithTracerProvider(tp)))
+	defer srv.Close()
+	body := `{"messages":[{"role":"user","content":"` + strings.Repeat("a \\\"quoted\\\" {prompt}", 1<<17) + `"}],"model":"m","stream":true,"max_tokens":3}`
+	if len(body) <= httpitl.DefaultMaxRequestBytes {
+		t.Fatalf("a body of %d bytes does not pass the bound", len(body))
+	}
+	res, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", struct{ io.Reader }{strings.NewReader(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the span ends after the handler returns
+	}
+	span, attrs := wraptest.OneSpan(t, exp)
+	if span.Name != "chat m" {
+		t.Errorf("span name %q, want chat m", span.Name)
+	}
+	for k, want := range map[string]string{"gen_ai.request.model": "m", "gen_ai.request.stream": "true", "otelitl.chunk.count": "3"} {
+		if got := attrs[attrKey(k)].String(); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}

@@ -34,9 +34,16 @@ type fake struct {
 
 func newFake(t *testing.T, models ...string) *fake {
 	t.Helper()
+	return newFakeWith(t, func(*engine.Config) {}, models...)
+}
+
+// newFakeWith is newFake with its engine's configuration changed by set.
+func newFakeWith(t *testing.T, set func(*engine.Config), models ...string) *fake {
+	t.Helper()
 	quietGC(t)
 	cfg := engine.DefaultConfig()
 	cfg.StepBase = 8 * time.Millisecond
+	set(&cfg)
 	eng, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 	lcollama "github.com/tmc/langchaingo/llms/ollama"
 	lcopenai "github.com/tmc/langchaingo/llms/openai"
 	"google.golang.org/genai"
+
+	"github.com/otelitl/itl/examples/fakellm/engine"
 )
 
 // Every Go SDK drives fakellm through httpitl.NewTransport: each span's timeline must follow the
@@ -43,6 +45,41 @@ func TestOpenAIGoChat(t *testing.T) {
 	_ = stream.Close()
 	if text.Len() == 0 {
 		t.Fatal("no text reached the SDK")
+	}
+	host, port := hostPort(f.URL)
+	checkSpan(t, f, exp, map[string]string{
+		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "fake-gpt",
+		"gen_ai.response.model": "fake-gpt", "gen_ai.response.id": "chatcmpl-fake1", "gen_ai.request.stream": "true",
+		"gen_ai.usage.output_tokens": "12", "otelitl.chunk.count": "12", "server.address": host, "server.port": port,
+		"http.response.status_code": "200",
+	})
+}
+
+// TestOpenAIGoChatLongPrompt: openai-go writes a request's messages before its model, so a prompt
+// of megabytes (here a 3 MiB image) comes before it; the model is still read, wherever it is.
+func TestOpenAIGoChatLongPrompt(t *testing.T) {
+	// The prompt's 3 MiB would cost fakellm's engine tens of seconds of prefill.
+	f := newFakeWith(t, func(c *engine.Config) { c.PrefillPerTok = 0 }, "fake-gpt")
+	hc, exp := f.client(t)
+	c := openai.NewClient(option.WithBaseURL(f.URL+"/v1/"), option.WithAPIKey("k"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
+	image := "data:image/png;base64," + strings.Repeat("iVBORw0KGgo", 3<<20/11)
+	stream := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "fake-gpt", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("what is in it?"), openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: image}),
+		})},
+		MaxCompletionTokens: openai.Int(12), StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	for stream.Next() {
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = stream.Close()
+	if spans := exp.GetSpans(); len(spans) != 1 || spans[0].Name != "chat fake-gpt" {
+		for _, s := range spans {
+			t.Logf("span %q", s.Name)
+		}
+		t.Fatalf("%d spans, want one named chat fake-gpt", len(spans))
 	}
 	host, port := hostPort(f.URL)
 	checkSpan(t, f, exp, map[string]string{
