@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
+	"github.com/otelitl/itl/collector/itlauthextension"
 	"github.com/otelitl/itl/collector/itlmetricsconnector"
 	"github.com/otelitl/itl/collector/itlprocessor"
 )
@@ -63,6 +64,7 @@ func Components() (otelcol.Factories, error) {
 	if f.Extensions, err = otelcol.MakeFactoryMap[extension.Factory](
 		healthcheckextension.NewFactory(),
 		bearertokenauthextension.NewFactory(),
+		itlauthextension.NewFactory(),
 		filestorage.NewFactory(),
 		pprofextension.NewFactory(),
 	); err != nil {

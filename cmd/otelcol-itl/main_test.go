@@ -116,7 +116,7 @@ func TestComponents(t *testing.T) {
 		"processors": {"memory_limiter", "batch", "itl", "deltatocumulative"},
 		"connectors": {"itl_metrics", "span_metrics"},
 		"exporters":  {"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheus_remote_write"},
-		"extensions": {"health_check", "file_storage", "pprof", "bearertokenauth"},
+		"extensions": {"health_check", "file_storage", "pprof", "bearertokenauth", "itl_auth"},
 	}
 	have := map[string]map[string]bool{"receivers": {}, "processors": {}, "connectors": {}, "exporters": {}, "extensions": {}}
 	for k := range f.Receivers {
