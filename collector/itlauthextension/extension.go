@@ -125,7 +125,7 @@ func (a *auth) refuse(ctx context.Context, headers map[string][]string, err erro
 		zap.String("authenticator", a.cfg.Authenticator.String()),
 		zap.String("error", err.Error()), // the authenticator's message, which names no token
 		zap.Int64("refused_since_last_line", suppressed),
-		zap.Duration("log_interval", a.cfg.LogInterval),
+		zap.Stringer("log_interval", a.cfg.LogInterval),
 		zap.String("fix", fix))
 }
 

@@ -170,6 +170,7 @@ func TestRefusalsCountedAndLogged(t *testing.T) {
 	assert.Equal(t, "bearertokenauth/clients", first["authenticator"])
 	assert.Equal(t, int64(0), first["refused_since_last_line"])
 	assert.Equal(t, cfg.Hint, first["fix"])
+	assert.Equal(t, "1m0s", first["log_interval"], "as written in the config; the collector's encoder writes a zap.Duration as seconds (60)")
 
 	f.now = f.now.Add(30 * time.Second) // a minute after the first line
 	_, err = f.ext.Authenticate(from("10.0.0.4:4000"), httpHeaders(""))
