@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelitl/itl/otelitl"
@@ -98,6 +103,12 @@ var noClientCertificate = []string{certificateRequired, "broken pipe", "connecti
 //     exporter logs that the export failed, "certificate signed by unknown authority";
 //   - with the CA but no client certificate the gateway refuses the handshake: the exporter logs
 //     the failure, "certificate required";
+//   - with the CA and a client certificate but an OTLP_TOKEN that is not the gateway's
+//     GATEWAY_TOKEN, the gateway refuses the export: the agent's exporter logs "Unauthenticated"
+//     and drops the span; the gateway counts the refusal in its own telemetry
+//     (otelcol_extension_itl_auth_refused, the itl_auth extension's) and logs one line naming the
+//     agent's address and the fix, and accepts, records and exports nothing (gatewayRefused, which
+//     also posts OTLP/HTTP without a token);
 //   - with OTLP_CA_FILE, OTLP_CLIENT_CERT_FILE and OTLP_CLIENT_KEY_FILE the span reaches the
 //     gateway's backend, with the token OTLP_TOKEN sent (the gateway refuses a request without
 //     it), and the generation is counted once: the gateway's connector recorded one span, the
@@ -131,6 +142,13 @@ func TestAgentTLSToGateway(t *testing.T) {
 		sendGeneration(t, ports.grpc, "anonymous", chunks)
 		waitExportFailure(t, agent, certificateRequired, 30*time.Second)
 	})
+	t.Run("a wrong token", func(t *testing.T) {
+		env := append(append(setEnv(base, "OTLP_TOKEN="+wrongToken), clientPair...), "OTLP_CA_FILE="+ca.file)
+		agent, ports := startAgent(t, bin, config, env)
+		sendGeneration(t, ports.grpc, "wrong-token", chunks)
+		waitExportFailure(t, agent, "Unauthenticated", 30*time.Second)
+		gatewayRefused(t, gw, cliCert, cliKey, ca)
+	})
 	hs.mu.Lock()
 	leaked := hs.spans
 	hs.mu.Unlock()
@@ -140,6 +158,7 @@ func TestAgentTLSToGateway(t *testing.T) {
 
 	t.Run("trusted, with a client certificate", func(t *testing.T) {
 		env := append(append(append([]string{}, base...), clientPair...), "OTLP_CA_FILE="+ca.file)
+		refusedBefore := telemetry(t, gw.telemetryAddr(t), refusedMetric, "")[""]
 		agent, ports := startAgent(t, bin, config, env)
 		sendGeneration(t, ports.grpc, "trusted", chunks)
 		const ttft, gaps = "gen_ai.client.operation.time_to_first_chunk", "gen_ai.client.operation.time_per_output_chunk"
@@ -177,7 +196,93 @@ func TestAgentTLSToGateway(t *testing.T) {
 				t.Errorf("the trusted agent's log says %q", bad)
 			}
 		}
+		// The gateway refused none of the trusted agent's requests.
+		if refused := telemetry(t, gw.telemetryAddr(t), refusedMetric, "")[""]; refused != refusedBefore {
+			t.Errorf("the gateway counts %v refused requests, %v before the trusted agent", refused, refusedBefore)
+		}
 	})
+}
+
+// wrongToken is a client token the gateway does not accept.
+const wrongToken = "e2e-wrong-token"
+
+// refusedMetric counts the requests the gateway's itl_auth extension saw bearertokenauth refuse.
+const refusedMetric = "otelcol_extension_itl_auth_refused"
+
+// refusedLine starts the gateway's log line about a refused request.
+const refusedLine = "Refused a request: its credentials are not ones the authenticator accepts"
+
+// gatewayRefused checks what the gateway shows after an agent's export with a wrong token was
+// refused: the refusal counted once, as gRPC with an invalid token, in its own telemetry; one
+// warning that names the agent's address (on loopback) and the fix, and holds no token; and
+// nothing accepted, recorded or exported. It then posts OTLP/HTTP without a token (with the client
+// certificate the gateway requires): counted as HTTP with the token missing, and not logged again
+// within the minute of log_interval.
+func gatewayRefused(t *testing.T, gw *gateway, cliCert, cliKey string, ca *privateCA) {
+	t.Helper()
+	addr := gw.telemetryAddr(t)
+	byReason := func() map[string]float64 { return telemetry(t, addr, refusedMetric, "reason") }
+	byProtocol := func() map[string]float64 { return telemetry(t, addr, refusedMetric, "protocol") }
+	if got := byReason(); !maps.Equal(got, map[string]float64{"invalid": 1}) || !maps.Equal(byProtocol(), map[string]float64{"grpc": 1}) {
+		t.Errorf("the gateway's %s by reason: %v, by protocol: %v; want 1 invalid over grpc", refusedMetric, got, byProtocol())
+	}
+	for _, m := range []string{"otelcol_receiver_accepted_spans", "otelcol_connector_itl_metrics_spans_recorded", "otelcol_exporter_sent_spans"} {
+		if n := telemetry(t, addr, m, "")[""]; n != 0 {
+			t.Errorf("the gateway's %s is %v after the refused export, want 0", m, n)
+		}
+	}
+	lines := refusedLines(t, gw.proc)
+	if len(lines) != 1 {
+		t.Fatalf("the gateway's log has %d lines %q, want 1", len(lines), refusedLine)
+	}
+	t.Logf("gateway: %s", lines[0])
+	for _, want := range []string{`"remote": "127.0.0.1:`, `"protocol": "grpc"`, `"reason": "invalid"`, `"authenticator": "bearertokenauth/clients"`, "GATEWAY_TOKEN", "OTLP_TOKEN"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("the gateway's line does not say %s", want)
+		}
+	}
+	b, _ := os.ReadFile(gw.log)
+	for _, token := range []string{wrongToken, gatewayToken} {
+		if strings.Contains(string(b), token) {
+			t.Errorf("the gateway's log holds a token, %q", token)
+		}
+	}
+
+	pair, err := tls.LoadX509KeyPair(cliCert, cliKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: ca.pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12,
+	}}}
+	body, _ := ptraceotlp.NewExportRequest().MarshalProto()
+	resp, err := hc.Post("https://"+gw.httpAddr+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("OTLP/HTTP without a token: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("OTLP/HTTP without a token: status %d, want 401", resp.StatusCode)
+	}
+	if got := byReason(); !maps.Equal(got, map[string]float64{"invalid": 1, "missing": 1}) || !maps.Equal(byProtocol(), map[string]float64{"grpc": 1, "http": 1}) {
+		t.Errorf("the gateway's %s by reason: %v, by protocol: %v; want 1 invalid and 1 missing, 1 over grpc and 1 over http", refusedMetric, got, byProtocol())
+	}
+	if n := len(refusedLines(t, gw.proc)); n != 1 {
+		t.Errorf("the gateway's log has %d lines %q after the second refusal within log_interval, want 1", n, refusedLine)
+	}
+}
+
+// refusedLines returns the lines of p's log about a refused request.
+func refusedLines(t *testing.T, p *proc) []string {
+	t.Helper()
+	b, _ := os.ReadFile(p.log)
+	var out []string
+	for l := range strings.Lines(string(b)) {
+		if strings.Contains(l, refusedLine) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
 }
 
 // telemetryAddr returns where the gateway serves its own metrics (TELEMETRY_PORT, on loopback).

@@ -157,6 +157,13 @@ func TestNonLoopbackReceiversAuthenticateClients(t *testing.T) {
 				if !listed(c.cfg, authn) {
 					t.Errorf("%s: the authenticator %s is not in service.extensions", c.path, authn)
 				}
+				// itl_auth passes on the decisions of the authenticator it names: that one checks the token.
+				if typeOf(authn) == "itl_auth" {
+					authn = str(ext["authenticator"])
+					if ext = asMap(get(c.cfg, "extensions", authn)); ext == nil || !listed(c.cfg, authn) {
+						t.Errorf("%s: %s's itl_auth passes on %q, which the config does not define or list in service.extensions", c.path, name, authn)
+					}
+				}
 				if typeOf(authn) == "bearertokenauth" && !envRequired.MatchString(str(ext["token"])) && ext["filename"] == nil {
 					t.Errorf("%s: %s's token must come from a required variable (${env:NAME:?...}) or a file, got %q", c.path, authn, ext["token"])
 				}
