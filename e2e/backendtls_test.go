@@ -44,7 +44,10 @@ func TestSetEnv(t *testing.T) {
 //   - with all three the backend receives the three spans and the connector's points (one series
 //     of each histogram, counting the three generations), every message over a connection that
 //     presented the collector's client certificate, and fails no handshake; the collector logs
-//     no failed export.
+//     no failed export;
+//   - otlp.yaml only: the same with OTLP_INSECURE=true as well, as its comments promise that a CA
+//     file turns TLS on even then (configtls: insecure applies only without a CA); and
+//     OTLP_INSECURE=true without the CA file sends in plain text, which the backend refuses.
 func TestBackendPrivateCA(t *testing.T) {
 	requireE2E(t)
 	const gens, chunks = 3, 12
@@ -106,8 +109,11 @@ func TestBackendPrivateCA(t *testing.T) {
 				b, s := run(t, caFile)
 				refused(t, b, s, certificateRequired)
 			})
-			t.Run("trusted, with a client certificate", func(t *testing.T) {
-				b, s := run(t, append([]string{caFile}, clientPair...)...)
+			// delivered checks that the backend received the spans and the connector's points, once,
+			// every message over a connection with the collector's client certificate, and that the
+			// collector failed nothing.
+			delivered := func(t *testing.T, b *limitedBackend, s shippedSetup) {
+				t.Helper()
 				want := map[string]uint64{
 					"gen_ai.client.operation.time_to_first_chunk":   gens,
 					"gen_ai.client.operation.time_per_output_chunk": gens * (chunks - 1),
@@ -151,7 +157,35 @@ func TestBackendPrivateCA(t *testing.T) {
 					}
 				}
 				t.Logf("%s: %d spans; messages by client certificate %v", c.config, b.spanCount(), clients)
+			}
+			t.Run("trusted, with a client certificate", func(t *testing.T) {
+				b, s := run(t, append([]string{caFile}, clientPair...)...)
+				delivered(t, b, s)
 			})
+			if c.proto == "grpc" {
+				// otlp.yaml: "A CA file turns TLS on, even with OTLP_INSECURE=true". Were it plain
+				// text, the backend would fail the handshake and receive nothing.
+				t.Run("a CA file with OTLP_INSECURE=true", func(t *testing.T) {
+					b, s := run(t, append([]string{caFile, "OTLP_INSECURE=true"}, clientPair...)...)
+					delivered(t, b, s)
+				})
+				// And without one it sends in plain text, client certificate or not: the backend
+				// fails every handshake ("does not look like a TLS handshake") and accepts nothing.
+				t.Run("OTLP_INSECURE=true without a CA file", func(t *testing.T) {
+					b, _ := run(t, append([]string{"OTLP_INSECURE=true"}, clientPair...)...)
+					const plain = "does not look like a TLS handshake"
+					if !waitFor(30*time.Second, func() bool {
+						_, why := b.handshakeFailures()
+						return slices.ContainsFunc(why, func(w string) bool { return strings.Contains(w, plain) })
+					}) {
+						_, why := b.handshakeFailures()
+						t.Errorf("the backend failed no handshake with %q within 30s: %q", plain, why)
+					}
+					if spans, clients := b.spanCount(), b.clientsOf(); spans != 0 || b.hasMetrics() || len(clients) != 0 {
+						t.Errorf("the backend accepted %d spans, metrics %v, messages by client %v; want nothing", spans, b.hasMetrics(), clients)
+					}
+				})
+			}
 		})
 	}
 }
