@@ -104,8 +104,8 @@ var noClientCertificate = []string{certificateRequired, "broken pipe", "connecti
 //   - with the CA but no client certificate the gateway refuses the handshake: the exporter logs
 //     the failure, "certificate required";
 //   - with the CA and a client certificate but an OTLP_TOKEN that is not the gateway's
-//     GATEWAY_TOKEN, the gateway refuses the export: the agent's exporter logs "Unauthenticated"
-//     and drops the span; the gateway counts the refusal in its own telemetry
+//     GATEWAY_TOKEN, the gateway refuses the export: the agent's exporter logs "Unauthenticated",
+//     drops the span and counts it failed; the gateway counts the refusal in its own telemetry
 //     (otelcol_extension_itl_auth_refused, the itl_auth extension's) and logs one line naming the
 //     agent's address and the fix, and accepts, records and exports nothing (gatewayRefused, which
 //     also posts OTLP/HTTP without a token);
@@ -147,6 +147,9 @@ func TestAgentTLSToGateway(t *testing.T) {
 		agent, ports := startAgent(t, bin, config, env)
 		sendGeneration(t, ports.grpc, "wrong-token", chunks)
 		waitExportFailure(t, agent, "Unauthenticated", 30*time.Second)
+		if failed := telemetry(t, ports.telemetry, "otelcol_exporter_send_failed_spans", "")[""]; failed != 1 {
+			t.Errorf("the agent's otelcol_exporter_send_failed_spans is %v, want 1", failed)
+		}
 		gatewayRefused(t, gw, cliCert, cliKey, ca)
 	})
 	hs.mu.Lock()
