@@ -43,27 +43,35 @@ import (
 )
 
 func main() {
-	cfg := engine.DefaultConfig()
-	addr := flag.String("addr", "127.0.0.1:8000", "listen address (loopback by default)")
-	models := flag.String("models", strings.Join(server.DefaultModels, ","), "comma-separated model names the server answers for")
-	flag.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most sequences decoding at once; more wait in the queue")
-	flag.DurationVar(&cfg.StepBase, "step-base", cfg.StepBase, "fixed cost of one decode step")
-	flag.DurationVar(&cfg.StepPerSeq, "step-per-seq", cfg.StepPerSeq, "decode step cost per running sequence")
-	flag.DurationVar(&cfg.StepPerKTok, "step-per-ktok", cfg.StepPerKTok, "decode step cost per thousand tokens of KV cache in the batch")
-	flag.DurationVar(&cfg.PrefillPerTok, "prefill-per-tok", cfg.PrefillPerTok, "prefill cost per prompt token (stalls the running decodes)")
-	flag.IntVar(&cfg.ChunkedPrefill, "chunked-prefill", 0, "prefill at most this many prompt tokens per step (0: whole prompts)")
-	flag.IntVar(&cfg.SpecTokens, "spec-tokens", 1, "tokens per decode step drawn from 1..N (speculative decoding); 1 turns it off")
-	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed, for reproducible runs")
+	addr, models, cfg := defineFlags(flag.CommandLine)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "fakellm: unexpected argument %q: every setting is a flag, such as -addr 127.0.0.1:8000 (-h lists them)\n", flag.Arg(0))
 		os.Exit(2)
 	}
 
-	if err := run(*addr, strings.Split(*models, ","), cfg); err != nil {
+	if err := run(*addr, strings.Split(*models, ","), *cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "fakellm:", err)
 		os.Exit(1)
 	}
+}
+
+// defineFlags registers fakellm's flags on fs, each defaulting to engine.DefaultConfig's value,
+// and returns where they land. README.md's table of flags is checked against it (readme_test.go).
+func defineFlags(fs *flag.FlagSet) (addr, models *string, cfg *engine.Config) {
+	c := engine.DefaultConfig()
+	cfg = &c
+	addr = fs.String("addr", "127.0.0.1:8000", "listen address (loopback by default)")
+	models = fs.String("models", strings.Join(server.DefaultModels, ","), "comma-separated model names the server answers for")
+	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most sequences decoding at once; more wait in the queue")
+	fs.DurationVar(&cfg.StepBase, "step-base", cfg.StepBase, "fixed cost of one decode step")
+	fs.DurationVar(&cfg.StepPerSeq, "step-per-seq", cfg.StepPerSeq, "decode step cost per running sequence")
+	fs.DurationVar(&cfg.StepPerKTok, "step-per-ktok", cfg.StepPerKTok, "decode step cost per thousand tokens of KV cache in the batch")
+	fs.DurationVar(&cfg.PrefillPerTok, "prefill-per-tok", cfg.PrefillPerTok, "prefill cost per prompt token (stalls the running decodes)")
+	fs.IntVar(&cfg.ChunkedPrefill, "chunked-prefill", cfg.ChunkedPrefill, "prefill at most this many prompt tokens per step (0: whole prompts)")
+	fs.IntVar(&cfg.SpecTokens, "spec-tokens", cfg.SpecTokens, "tokens per decode step drawn from 1..N (speculative decoding); 1 turns it off")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed, for reproducible runs")
+	return addr, models, cfg
 }
 
 func run(addr string, models []string, cfg engine.Config) error {
