@@ -1,0 +1,346 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.uber.org/zap"
+)
+
+// featureGatesDefault is what README.md writes for --feature-gates' default. The flag's own default
+// is every registered gate with its state, which moves with each dependency upgrade; what the
+// README can say truly is where to read them.
+const featureGatesDefault = "each gate's own (`otelcol-itl featuregate` lists them)"
+
+// readmeCommand returns otelcol-itl's root command as Execute completes it: with the -h and -v flags
+// and the help and completion subcommands, which cobra adds only when it runs.
+func readmeCommand(t *testing.T) *cobra.Command {
+	t.Helper()
+	cmd := otelcol.NewCommand(Settings())
+	cmd.InitDefaultHelpFlag()
+	cmd.InitDefaultVersionFlag()
+	cmd.InitDefaultHelpCmd()
+	cmd.InitDefaultCompletionCmd()
+	return cmd
+}
+
+// readmeDefault is a flag's default as the README's tables write it: `value`, or none for an
+// empty list, an empty string or a bool that is off.
+func readmeDefault(f *pflag.Flag) string {
+	switch {
+	case f.Name == "feature-gates":
+		return featureGatesDefault
+	case f.DefValue == "" || f.DefValue == "[]" || f.Value.Type() == "bool" && f.DefValue == "false":
+		return "none"
+	}
+	return "`" + f.DefValue + "`"
+}
+
+// readmeFlagCell is how README.md's first column names flag f: `--name`, after `-x`, when it has a
+// shorthand.
+func readmeFlagCell(f *pflag.Flag) string {
+	if f.Shorthand != "" {
+		return "`-" + f.Shorthand + "`, `--" + f.Name + "`"
+	}
+	return "`--" + f.Name + "`"
+}
+
+// TestREADMEFlags: README.md's table of flags is the root command's flags, each with its
+// shorthand and its default: a flag added, removed or renamed, or a default changed, by this
+// distribution or by the collector it is built on, without the README fails here.
+func TestREADMEFlags(t *testing.T) {
+	want := map[string]string{} // first cell: default cell
+	readmeCommand(t).Flags().VisitAll(func(f *pflag.Flag) { want[readmeFlagCell(f)] = readmeDefault(f) })
+	if len(want) < 5 {
+		t.Fatalf("the command defines %d flags: %v", len(want), want)
+	}
+	got := map[string]string{}
+	for _, r := range readmeTable(t, "README.md", "## Flags") {
+		if len(r) < 3 {
+			t.Errorf("README.md: flag row %q has %d cells, want flag | default | what it does", r, len(r))
+			continue
+		}
+		if _, dup := got[r[0]]; dup {
+			t.Errorf("README.md lists %s twice", r[0])
+		}
+		got[r[0]] = r[1]
+		if strings.TrimSpace(r[2]) == "" {
+			t.Errorf("README.md: %s says nothing of what it does", r[0])
+		}
+	}
+	readmeCompare(t, "flag", want, got)
+}
+
+// TestREADMESubcommands: README.md's table of subcommands is the command's, and each row names
+// the flags the subcommand has beyond the root's (print-config's --format, --mode, --validate),
+// with their defaults.
+func TestREADMESubcommands(t *testing.T) {
+	cmd := readmeCommand(t)
+	root := map[string]bool{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) { root[f.Name] = true })
+	rows := map[string]string{}
+	for _, r := range readmeTable(t, "README.md", "## Subcommands") {
+		rows[r[0]] = strings.Join(r[1:], " | ")
+	}
+	want := map[string]string{}
+	for _, sub := range cmd.Commands() {
+		name := "`" + sub.Name() + "`"
+		want[name] = ""
+		row, ok := rows[name]
+		if !ok {
+			continue // compare says so
+		}
+		sub.InitDefaultHelpFlag()
+		sub.Flags().VisitAll(func(f *pflag.Flag) {
+			if root[f.Name] {
+				return
+			}
+			cell := "`--" + f.Name + "`"
+			if d := readmeDefault(f); d != "none" {
+				cell += " (default " + d + ")"
+			}
+			if !strings.Contains(row, cell) {
+				t.Errorf("README.md's row for %s does not name %s, a flag of the subcommand", name, cell)
+			}
+		})
+	}
+	if len(want) < 5 {
+		t.Fatalf("the command has %d subcommands", len(want))
+	}
+	got := map[string]string{}
+	for k := range rows {
+		got[k] = ""
+	}
+	readmeCompare(t, "subcommand", want, got)
+}
+
+// TestREADMESources: README.md's table of configuration sources names every scheme the
+// distribution's providers resolve, and its table of converters has a row for each converter it
+// adds: a provider or a converter added or removed without the README fails here.
+func TestREADMESources(t *testing.T) {
+	set, _ := settings()
+	rs := set.ConfigProviderSettings.ResolverSettings
+	want := map[string]string{}
+	for _, f := range rs.ProviderFactories {
+		p := f.Create(confmap.ProviderSettings{Logger: zap.NewNop()})
+		want["`"+p.Scheme()+":`"] = ""
+	}
+	got := map[string]string{}
+	for _, r := range readmeTable(t, "README.md", "## Configuration sources") {
+		got[r[0]] = ""
+	}
+	readmeCompare(t, "scheme", want, got)
+	if n := len(readmeTable(t, "README.md", "## Converters")); n != len(rs.ConverterFactories) {
+		t.Errorf("README.md's table of converters has %d rows, the distribution adds %d converters", n, len(rs.ConverterFactories))
+	}
+	if !strings.Contains(readmeText(t, "README.md"), "default scheme is `"+rs.DefaultScheme+"`") {
+		t.Errorf("README.md does not say that the default scheme is `%s`", rs.DefaultScheme)
+	}
+}
+
+// TestREADMEComponents: README.md's table of components lists, by kind, every component the
+// distribution includes, and no other.
+func TestREADMEComponents(t *testing.T) {
+	f, err := Components()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	add := func(kind string, ids []string) {
+		for _, id := range ids {
+			want[kind+" `"+id+"`"] = ""
+		}
+	}
+	add("receivers", readmeNames(f.Receivers))
+	add("processors", readmeNames(f.Processors))
+	add("connectors", readmeNames(f.Connectors))
+	add("exporters", readmeNames(f.Exporters))
+	add("extensions", readmeNames(f.Extensions))
+	got := map[string]string{}
+	quoted := regexp.MustCompile("`([^`]+)`")
+	for _, r := range readmeTable(t, "README.md", "## Components") {
+		if len(r) < 2 {
+			t.Errorf("README.md: component row %q, want kind | components", r)
+			continue
+		}
+		for _, m := range quoted.FindAllStringSubmatch(r[1], -1) {
+			got[r[0]+" `"+m[1]+"`"] = ""
+		}
+	}
+	readmeCompare(t, "component", want, got)
+}
+
+// TestREADMELinks: every relative link of README.md names a file that exists and, with an anchor
+// into a Markdown file, a heading of that file.
+func TestREADMELinks(t *testing.T) { checkREADMELinks(t, "README.md") }
+
+func readmeNames[F interface{ Type() T }, T interface{ String() string }, K comparable](m map[K]F) []string {
+	var out []string
+	for _, f := range m {
+		out = append(out, f.Type().String())
+	}
+	return out
+}
+
+// readmeCompare fails for each key of want not in got or with another value, and each key of got not
+// in want.
+func readmeCompare(t *testing.T, what string, want, got map[string]string) {
+	t.Helper()
+	for _, k := range readmeSortedKeys(want) {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			t.Errorf("README.md has no %s %s, which otelcol-itl has", what, k)
+		case g != want[k]:
+			t.Errorf("README.md: %s %s has default %s, otelcol-itl %s", what, k, g, want[k])
+		}
+	}
+	for _, k := range readmeSortedKeys(got) {
+		if _, ok := want[k]; !ok {
+			t.Errorf("README.md lists %s %s, which otelcol-itl does not have", what, k)
+		}
+	}
+}
+
+func readmeText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// readmeTable returns the cells of every body row of the first table after the line heading in
+// path, trimmed.
+func readmeTable(t *testing.T, path, heading string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == heading {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		t.Fatalf("%s has no line %q", path, heading)
+	}
+	var rows [][]string
+	inTable := false
+	for _, l := range lines[start+1:] {
+		if strings.HasPrefix(l, "#") && !inTable {
+			break // the next section, with no table in this one
+		}
+		if !strings.HasPrefix(l, "|") {
+			if inTable {
+				break
+			}
+			continue
+		}
+		if !inTable { // the header row, then the separator
+			inTable = true
+			continue
+		}
+		if strings.HasPrefix(l, "| ---") || strings.HasPrefix(l, "|---") {
+			continue
+		}
+		var cells []string
+		for _, c := range strings.Split(strings.Trim(strings.TrimSpace(l), "|"), " | ") {
+			cells = append(cells, strings.TrimSpace(c))
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s has no table under %q", path, heading)
+	}
+	return rows
+}
+
+// checkREADMELinks fails for each relative link in path whose file does not exist, or whose anchor is no
+// heading of the Markdown file it points into (by GitHub's rule: lower case, punctuation dropped,
+// spaces as hyphens).
+func checkREADMELinks(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)\s]+)\)`).FindAllStringSubmatch(string(b), -1)
+	checked := 0
+	for _, l := range links {
+		target := l[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		file, anchor, _ := strings.Cut(target, "#")
+		if file == "" {
+			file = filepath.Base(path)
+		}
+		file = filepath.Join(filepath.Dir(path), file)
+		if _, err := os.Stat(file); err != nil {
+			t.Errorf("%s links %s: %v", path, target, err)
+			continue
+		}
+		checked++
+		if anchor == "" || !strings.HasSuffix(file, ".md") {
+			continue
+		}
+		if !readmeAnchors(t, file)[anchor] {
+			t.Errorf("%s links %s: %s has no heading whose anchor is #%s", path, target, file, anchor)
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("%s: only %d relative links checked", path, checked)
+	}
+}
+
+// readmeAnchors returns the anchors GitHub gives the headings of a Markdown file.
+func readmeAnchors(t *testing.T, path string) map[string]bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{}
+	fence := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "```") {
+			fence = !fence
+		}
+		if fence || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		var a strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#"))) {
+			switch {
+			case r == ' ':
+				a.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+				a.WriteRune(r)
+			}
+		}
+		anchors[a.String()] = true
+	}
+	return anchors
+}
+
+func readmeSortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
