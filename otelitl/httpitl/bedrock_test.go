@@ -15,11 +15,18 @@ import (
 // bedrockRead reads an event stream as a Bedrock reply, fed in the given pieces, both ways.
 func bedrockRead(t *testing.T, limit int, input []byte, pieces int) (scan, ref outcome, decided bool) {
 	t.Helper()
+	return eventStreamRead(t, protoBedrock, limit, input, pieces)
+}
+
+// eventStreamRead reads an event stream as protocol p (ConverseStream or
+// InvokeModelWithResponseStream), fed in the given pieces, both ways.
+func eventStreamRead(t *testing.T, p protocol, limit int, input []byte, pieces int) (scan, ref outcome, decided bool) {
+	t.Helper()
 	var out [2]outcome
 	var br [2]bool
 	for k, reference := range []bool{false, true} {
 		r := newRec()
-		o := newObserver(call{proto: protoBedrock}, r, framingEventStream, true, limit)
+		o := newObserver(call{proto: p}, r, framingEventStream, true, limit)
 		o.reference = reference
 		rng := rand.New(rand.NewPCG(uint64(pieces), 7))
 		for in := input; len(in) > 0; {
@@ -157,7 +164,6 @@ func TestDetectBedrock(t *testing.T) {
 		{"POST", "https://h/converse-stream", ""},
 		{"POST", "https://h/models/m/converse-stream", ""},
 		{"POST", "https://h/model/m/converse", ""},
-		{"POST", "https://h/model/m/invoke-with-response-stream", ""},
 		{"POST", "https://h/model/m/invoke", ""},
 	} {
 		req, err := http.NewRequest(tc.method, tc.url, nil)

@@ -41,6 +41,11 @@ type observer struct {
 	sc      jsonScan
 	reasons []jstr // an event's finish reasons, recorded once the whole event has been read
 
+	// Bedrock InvokeModelWithResponseStream (invoke.go)
+	inv           []byte // a chunk's bytes, decoded
+	ownIn, ownOut bool   // the model family's events gave input, output token counts
+	chunkBroken   bool   // broken by a chunk the SDK cannot decode, not by the framing
+
 	reference bool // read every event the reference way (tests and benchmarks)
 	fallbacks int  // events left to the reference reading
 }
@@ -139,6 +144,9 @@ func (o *observer) failure() error {
 		return &eventError{typ: o.errType}
 	}
 	if o.broken && !o.ended {
+		if o.chunkBroken {
+			return errBadChunk
+		}
 		return errBroken
 	}
 	if !o.ended && !o.opaque {
@@ -218,6 +226,8 @@ func (o *observer) event(name, data []byte, overflow bool) {
 		st = o.ollama()
 	case protoBedrock:
 		st = o.bedrock(name)
+	case protoBedrockInvoke:
+		st = o.invoke(name)
 	default:
 		return
 	}
@@ -238,6 +248,9 @@ func (o *observer) event(name, data []byte, overflow bool) {
 // take (no :message-type, an unknown one, an event without :event-type) fails it with
 // stream_error; a broken framing leaves the rest of the body unread.
 func (o *observer) message(m *esMessage) {
+	if o.broken {
+		return // an InvokeModelWithResponseStream chunk the SDK could not decode: it stopped there
+	}
 	switch m.kind {
 	case esEvent:
 		o.event(m.typ, m.payload, m.over)
@@ -740,7 +753,7 @@ func (s *jsonScan) anthropicUsage(u *usageFields) bool {
 
 func (o *observer) anthropicUsage(u *usageFields) {
 	if u.set {
-		o.g.SetUsage(u.in.or(), u.out.or())
+		o.ownUsage(u.in.or(), u.out.or())
 	}
 }
 
@@ -844,7 +857,7 @@ func (o *observer) anthropic() uint8 {
 		// Input tokens only: message_start's output count is a placeholder (1) until message_delta
 		// gives the real one, and a stream that fails or is closed before then would keep it.
 		if msgUsage.set {
-			o.g.SetUsage(msgUsage.in.or(), -1)
+			o.ownUsage(msgUsage.in.or(), -1)
 		}
 	case "message_delta":
 		if !deltaStop.empty() {
@@ -1128,57 +1141,14 @@ func (o *observer) ollama() uint8 {
 // message's payload. A chunk is a contentBlockDelta whose delta carries text, toolUse.input or
 // reasoningContent.text; citation, image, toolResult, and reasoning signature or redactedContent
 // deltas are not. The end marker is messageStop, with its stopReason; usage comes in the metadata
-// event after it. (The reference: refBedrock.)
+// event after it. (The reference: refBedrock.) Amazon Nova's InvokeModelWithResponseStream chunks
+// nest the same events' objects under their names, read by the same functions (invoke.go).
 func (o *observer) bedrock(name []byte) uint8 {
 	s := &o.sc
 	switch string(name) {
 	case "contentBlockDelta":
 		var content bool
-		// the input of toolUse, the text of reasoningContent
-		inner := func(member string) bool {
-			var seen uint32
-			_, ok := s.object(func(name []byte) bool {
-				if string(name) == member {
-					var p bool
-					ok := s.seen(&seen, 1) && s.present(&p)
-					content = content || p
-					return ok
-				}
-				_, ok := s.skip()
-				return ok
-			})
-			return ok
-		}
-		st := s.top(func(s *jsonScan) bool {
-			var seen uint32
-			_, ok := s.object(func(name []byte) bool {
-				if string(name) != "delta" {
-					_, ok := s.skip()
-					return ok
-				}
-				if !s.seen(&seen, 1) {
-					return false
-				}
-				var dseen uint32
-				_, ok := s.object(func(name []byte) bool {
-					switch string(name) {
-					case "text":
-						var p bool
-						ok := s.seen(&dseen, 1) && s.present(&p)
-						content = content || p
-						return ok
-					case "tooluse":
-						return s.seen(&dseen, 2) && inner("input")
-					case "reasoningcontent":
-						return s.seen(&dseen, 4) && inner("text")
-					}
-					_, ok := s.skip()
-					return ok
-				})
-				return ok
-			})
-			return ok
-		})
+		st := s.top(func(s *jsonScan) bool { _, ok := s.converseDelta(&content); return ok })
 		if st != scanOK {
 			return st
 		}
@@ -1187,17 +1157,7 @@ func (o *observer) bedrock(name []byte) uint8 {
 		}
 	case "messageStop":
 		var reason jstr
-		st := s.top(func(s *jsonScan) bool {
-			var seen uint32
-			_, ok := s.object(func(name []byte) bool {
-				if string(name) == "stopreason" {
-					return s.seen(&seen, 1) && s.strValue(&reason)
-				}
-				_, ok := s.skip()
-				return ok
-			})
-			return ok
-		})
+		st := s.top(func(s *jsonScan) bool { _, ok := s.converseStop(&reason); return ok })
 		if st != scanOK {
 			return st
 		}
@@ -1210,32 +1170,7 @@ func (o *observer) bedrock(name []byte) uint8 {
 			usage   bool
 			in, out count
 		)
-		st := s.top(func(s *jsonScan) bool {
-			var seen uint32
-			_, ok := s.object(func(name []byte) bool {
-				if string(name) != "usage" {
-					_, ok := s.skip()
-					return ok
-				}
-				if !s.seen(&seen, 1) {
-					return false
-				}
-				var useen uint32
-				var ok bool
-				usage, ok = s.object(func(name []byte) bool {
-					switch string(name) {
-					case "inputtokens":
-						return s.seen(&useen, 1) && s.countValue(&in)
-					case "outputtokens":
-						return s.seen(&useen, 2) && s.countValue(&out)
-					}
-					_, ok := s.skip()
-					return ok
-				})
-				return ok
-			})
-			return ok
-		})
+		st := s.top(func(s *jsonScan) bool { _, ok := s.converseMetadata(&usage, &in, &out); return ok })
 		if st != scanOK {
 			return st
 		}
@@ -1244,4 +1179,91 @@ func (o *observer) bedrock(name []byte) uint8 {
 		}
 	}
 	return scanOK
+}
+
+// converseDelta reads a contentBlockDelta event's object: content is set when its delta carries
+// text, toolUse.input or reasoningContent.text.
+func (s *jsonScan) converseDelta(content *bool) (bool, bool) {
+	// the input of toolUse, the text of reasoningContent
+	inner := func(member string) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			if string(name) == member {
+				var p bool
+				ok := s.seen(&seen, 1) && s.present(&p)
+				*content = *content || p
+				return ok
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	}
+	var seen uint32
+	return s.object(func(name []byte) bool {
+		if string(name) != "delta" {
+			_, ok := s.skip()
+			return ok
+		}
+		if !s.seen(&seen, 1) {
+			return false
+		}
+		var dseen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "text":
+				var p bool
+				ok := s.seen(&dseen, 1) && s.present(&p)
+				*content = *content || p
+				return ok
+			case "tooluse":
+				return s.seen(&dseen, 2) && inner("input")
+			case "reasoningcontent":
+				return s.seen(&dseen, 4) && inner("text")
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+}
+
+// converseStop reads a messageStop event's object: its stopReason.
+func (s *jsonScan) converseStop(reason *jstr) (bool, bool) {
+	var seen uint32
+	return s.object(func(name []byte) bool {
+		if string(name) == "stopreason" {
+			return s.seen(&seen, 1) && s.strValue(reason)
+		}
+		_, ok := s.skip()
+		return ok
+	})
+}
+
+// converseMetadata reads a metadata event's object: usage is set when it has a usage object, with
+// its inputTokens and outputTokens.
+func (s *jsonScan) converseMetadata(usage *bool, in, out *count) (bool, bool) {
+	var seen uint32
+	return s.object(func(name []byte) bool {
+		if string(name) != "usage" {
+			_, ok := s.skip()
+			return ok
+		}
+		if !s.seen(&seen, 1) {
+			return false
+		}
+		var useen uint32
+		var ok bool
+		*usage, ok = s.object(func(name []byte) bool {
+			switch string(name) {
+			case "inputtokens":
+				return s.seen(&useen, 1) && s.countValue(in)
+			case "outputtokens":
+				return s.seen(&useen, 2) && s.countValue(out)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
 }

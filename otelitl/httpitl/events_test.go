@@ -2,6 +2,7 @@ package httpitl
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,7 +20,8 @@ var protoNames = map[string]protocol{
 	"gemini": protoGemini, "ollama-chat": protoOllamaChat, "ollama-generate": protoOllamaGen,
 }
 
-var allProtos = []protocol{protoChat, protoCompletions, protoResponses, protoAnthropic, protoGemini, protoOllamaChat, protoOllamaGen, protoBedrock}
+var allProtos = []protocol{protoChat, protoCompletions, protoResponses, protoAnthropic, protoGemini, protoOllamaChat, protoOllamaGen, protoBedrock,
+	protoBedrockInvoke}
 
 // bedrockEvents are the types of the Bedrock events httpitl reads: a Bedrock event's type comes
 // from its :event-type header, not from its data.
@@ -27,10 +29,23 @@ var bedrockEvents = []string{"contentBlockDelta", "messageStop", "metadata"}
 
 // eventNames returns the event names data is read under as protocol p: none but Bedrock's matter.
 func eventNames(p protocol) []string {
-	if p == protoBedrock {
+	switch p {
+	case protoBedrock:
 		return bedrockEvents
+	case protoBedrockInvoke:
+		return []string{"chunk"}
 	}
 	return []string{""}
+}
+
+// asRead returns the forms data is read in as protocol p: itself, and for
+// InvokeModelWithResponseStream also as a chunk's bytes ({"bytes": base64 of data}), so that the
+// families' readers meet every event too.
+func asRead(p protocol, data []byte) [][]byte {
+	if p == protoBedrockInvoke {
+		return [][]byte{data, []byte(`{"bytes":"` + base64.StdEncoding.EncodeToString(data) + `"}`)}
+	}
+	return [][]byte{data}
 }
 
 type corpusEvent struct {
@@ -112,10 +127,12 @@ func checkAgrees(t testing.TB, data []byte) (fallbacks int) {
 	for _, p := range allProtos {
 		for _, name := range eventNames(p) {
 			for _, streaming := range []bool{true, false} {
-				scan, ref, n := readBothNamed(p, name, streaming, data)
-				fallbacks += n
-				if !scan.equal(ref) {
-					t.Fatalf("protocol %d event %q streaming %t: %q\nscanner:   %v\nreference: %v", p, name, streaming, data, scan, ref)
+				for _, d := range asRead(p, data) {
+					scan, ref, n := readBothNamed(p, name, streaming, d)
+					fallbacks += n
+					if !scan.equal(ref) {
+						t.Fatalf("protocol %d event %q streaming %t: %q\nscanner:   %v\nreference: %v", p, name, streaming, d, scan, ref)
+					}
 				}
 			}
 		}
@@ -321,6 +338,23 @@ var hostile = []string{
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	`{"a":` + strings.Repeat(`[{"b":`, 100) + `1` + strings.Repeat(`}]`, 100) + `,"choices":[{"text":"x"}]}`,
 	`{"a":` + strings.Repeat(`[{"b":`, 100) + `1` + strings.Repeat(`]}`, 100) + `,"choices":[{"text":"x"}]}`,
+	// Bedrock InvokeModelWithResponseStream: a chunk's bytes (checkAgrees reads every event as one
+	// too), and its families' members repeated, of the wrong type, and mixed.
+	`{"bytes":"eyJnZW5lcmF0aW9uIjoieCJ9"}`, `{"bytes":"eyJnZW5lcmF0aW9uIjoieCJ9","bytes":""}`, `{"bytes":"e30","p":1}`,
+	`{"bytes":"eyJn\u005aW5lcmF0aW9uIjoieCJ9"}`, `{"bytes":"eyJn\nZW5lcmF0aW9uIjoieCJ9"}`, `{"bytes":"eyJnZW5lcmF0aW9uIjoieCJ9\u0000"}`,
+	`{"bytes":5}`, `{"bytes":null}`, `{"bytes":{}}`, `{"BYTES":"e30="}`, `[]`,
+	`{"generation":"x","generation":""}`, `{"generation":"x","stop_reason":"stop","prompt_token_count":3,"generation_token_count":"4"}`,
+	`{"outputs":[{"text":"x","stop_reason":"stop"}],"outputs":null}`, `{"outputs":[{"text":"x","text":""},null,{"stop_reason":"length"}]}`,
+	`{"outputs":[5]}`, `{"outputs":{}}`, `{"outputText":5}`, `{"outputText":"x","completionReason":"FINISH","inputTextTokenCount":"3"}`,
+	`{"amazon-bedrock-invocationMetrics":{"inputTokenCount":1},"AMAZON-BEDROCK-INVOCATIONMETRICS":{"outputTokenCount":2}}`,
+	`{"amazon-bedrock-invocationMetrics":{"inputTokenCount":1,"inputTokenCount":2}}`, `{"amazon-bedrock-invocationMetrics":null,"generation":"x"}`,
+	`{"amazon-bedrock-invocationMetrics":[],"generation":"x"}`, `{"amazon-bedrock-invocationMetrics":{"inputTokenCount":-1,"outputTokenCount":1.5}}`,
+	`{"contentBlockDelta":{"delta":{"text":"x"}},"messageStop":null}`, `{"messageStop":{"stopReason":"end_turn"},"metadata":{"usage":null}}`,
+	`{"contentBlockDelta":{"delta":{"text":"x"}},"contentBlockDelta":{"delta":{}}}`, `{"messageStop":5}`, `{"metadata":{"usage":{"inputTokens":1}}}`,
+	`{"event_type":"text-generation","text":"x","event_type":"stream-end"}`, `{"event_type":"stream-end","finish_reason":"MAX_TOKENS"}`,
+	`{"event_type":5,"text":"x"}`, `{"event_type":"text-generation","text":{}}`,
+	`{"type":"content_block_delta","delta":{"text":"x"},"generation":"y"}`, `{"Event_Type":"text-generation","Text":"x","outputs":[{"text":"y"}]}`,
+	"{\"outputs\":[{\"text\":\"x\"}],\"generation\":\"y\",\"amazon-bedrock-invocationMetric\u017f\":{\"inputTokenCount\":3}}",
 }
 
 // TestScanHostile: on events built to tell them apart, the scanner records what the encoding/json

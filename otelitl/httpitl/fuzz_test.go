@@ -2,6 +2,7 @@ package httpitl
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"strings"
@@ -138,10 +139,15 @@ var esKinds = []func(payload string) []byte{
 	},
 	func(p string) []byte { return esEncode(p, esStr(":message-type", p)) },
 	func(p string) []byte { return []byte(p) }, // raw bytes between messages
+	// InvokeModelWithResponseStream: a chunk whose bytes are p, and one whose payload is p
+	func(p string) []byte {
+		return esEv("chunk", `{"bytes":"`+base64.StdEncoding.EncodeToString([]byte(p))+`"}`)
+	},
+	func(p string) []byte { return esEv("chunk", p) },
 }
 
 // FuzzEventStream feeds an AWS event stream through the event-stream framer and a Bedrock
-// observer: nothing panics, no payload passes the bound, the messages do not depend on how the
+// observer (ConverseStream's and InvokeModelWithResponseStream's): nothing panics, no payload passes the bound, the messages do not depend on how the
 // input was cut (at one point, or a byte at a time), the scanner records what the encoding/json
 // reading records, and the body returns the input unchanged. With encode set, the input is a list
 // of parts cut at 0xFE bytes, each encoded as a message whose kind its first byte chooses (valid
@@ -156,6 +162,9 @@ func FuzzEventStream(f *testing.F) {
 	f.Add(cat(esEv("contentBlockDelta", strings.Repeat("x", 300)), bText, bStop)[:400], false, uint16(300), uint8(100))
 	f.Add([]byte("\x00{\"delta\":{\"text\":\"x\"}}\xfe\x01{\"stopReason\":\"end_turn\"}\xfe\x02{\"usage\":{\"inputTokens\":3,\"outputTokens\":4}}"), true, uint16(5), uint8(255))
 	f.Add([]byte("\x00{\"delta\":{\"toolUse\":{\"input\":\"{}\"}}}\xfe\x04{}\xfe\x05Too many\xfe\x06InternalFailure\xfe\x07event\xfe\x08\x00\x00"), true, uint16(20), uint8(64))
+	f.Add(chunks(invClaude...), false, uint16(200), uint8(255))
+	f.Add(cat(chunk(invLlama[0]), esEv("chunk", `{"bytes":"@@"}`), chunk(invLlama[2])), false, uint16(50), uint8(200))
+	f.Add([]byte("\x09{\"generation\":\"x\",\"prompt_token_count\":3}\xfe\x0a{\"bytes\":\"!\"}\xfe\x09{\"outputs\":[{\"text\":\"y\",\"stop_reason\":\"stop\"}],\"amazon-bedrock-invocationMetrics\":{\"inputTokenCount\":4}}"), true, uint16(9), uint8(255))
 	f.Fuzz(func(t *testing.T, in []byte, encode bool, cut uint16, max uint8) {
 		limit := int(max) + 1
 		if encode {
@@ -184,29 +193,34 @@ func FuzzEventStream(f *testing.F) {
 				t.Fatalf("a message after the framing broke: %v", whole)
 			}
 		}
-		var out [2]outcome
-		var decided [2]bool
-		for k, reference := range []bool{false, true} {
-			r := newRec()
-			o := newObserver(call{proto: protoBedrock}, r, framingEventStream, true, limit)
-			o.reference = reference
-			o.feed(in[:at])
-			o.feed(in[at:])
-			o.fr.eof()
-			_ = o.failure()
-			if len(o.errType) > 64 {
-				t.Fatalf("error.type of %d bytes", len(o.errType))
+		for _, p := range []protocol{protoBedrock, protoBedrockInvoke} {
+			var out [2]outcome
+			var decided [2]bool
+			for k, reference := range []bool{false, true} {
+				r := newRec()
+				o := newObserver(call{proto: p}, r, framingEventStream, true, limit)
+				o.reference = reference
+				o.feed(in[:at])
+				o.feed(in[at:])
+				o.fr.eof()
+				_ = o.failure()
+				if len(o.errType) > 64 {
+					t.Fatalf("error.type of %d bytes", len(o.errType))
+				}
+				if cap(o.inv) > limit {
+					t.Fatalf("a decoding buffer of %d bytes for a bound of %d", cap(o.inv), limit)
+				}
+				out[k], decided[k] = outcome{r, o.ended, o.errType, o.values}, o.decided()
 			}
-			out[k], decided[k] = outcome{r, o.ended, o.errType, o.values}, o.decided()
-		}
-		if !out[0].equal(out[1]) || decided[0] != decided[1] {
-			t.Fatalf("%q\nscanner:   %v\nreference: %v", in, out[0], out[1])
-		}
-		bd := &body{rc: io.NopCloser(&cutReader{in, at}), stop: func() bool { return true }, ctx: t.Context(),
-			o: newObserver(call{proto: protoBedrock}, nil, framingEventStream, true, limit)}
-		got, err := io.ReadAll(bd)
-		if err != nil || !bytes.Equal(got, in) {
-			t.Fatalf("the body changed the bytes")
+			if !out[0].equal(out[1]) || decided[0] != decided[1] {
+				t.Fatalf("protocol %d: %q\nscanner:   %v\nreference: %v", p, in, out[0], out[1])
+			}
+			bd := &body{rc: io.NopCloser(&cutReader{in, at}), stop: func() bool { return true }, ctx: t.Context(),
+				o: newObserver(call{proto: p}, nil, framingEventStream, true, limit)}
+			got, err := io.ReadAll(bd)
+			if err != nil || !bytes.Equal(got, in) {
+				t.Fatalf("the body changed the bytes")
+			}
 		}
 	})
 }

@@ -10,15 +10,16 @@ import (
 type protocol uint8
 
 const (
-	protoNone        protocol = iota
-	protoChat                 // OpenAI Chat Completions and compatible servers
-	protoCompletions          // OpenAI (legacy) Completions
-	protoResponses            // OpenAI Responses
-	protoAnthropic            // Anthropic Messages
-	protoGemini               // Gemini generateContent / streamGenerateContent
-	protoOllamaChat           // Ollama /api/chat
-	protoOllamaGen            // Ollama /api/generate
-	protoBedrock              // Amazon Bedrock ConverseStream
+	protoNone          protocol = iota
+	protoChat                   // OpenAI Chat Completions and compatible servers
+	protoCompletions            // OpenAI (legacy) Completions
+	protoResponses              // OpenAI Responses
+	protoAnthropic              // Anthropic Messages
+	protoGemini                 // Gemini generateContent / streamGenerateContent
+	protoOllamaChat             // Ollama /api/chat
+	protoOllamaGen              // Ollama /api/generate
+	protoBedrock                // Amazon Bedrock ConverseStream
+	protoBedrockInvoke          // Amazon Bedrock InvokeModelWithResponseStream
 )
 
 // Provider names (gen_ai.provider.name). openai, anthropic, gcp.gemini, gcp.vertex_ai and
@@ -63,8 +64,14 @@ func detect(r *http.Request) (call, bool) {
 	case strings.HasSuffix(path, "/api/generate"):
 		return call{proto: protoOllamaGen, operation: "text_completion", provider: providerOllama, stream: true, framing: framingNDJSON}, true
 	case strings.HasSuffix(path, bedrockConverseStream):
-		if model, ok := bedrockModel(r.URL); ok {
+		if model, ok := bedrockModel(r.URL, bedrockConverseStream); ok {
 			return call{proto: protoBedrock, operation: "chat", provider: providerBedrock, model: model, stream: true, framing: framingEventStream}, true
+		}
+		return call{}, false
+	case strings.HasSuffix(path, bedrockInvokeStream):
+		// "chat" whatever the family: see doc.go.
+		if model, ok := bedrockModel(r.URL, bedrockInvokeStream); ok {
+			return call{proto: protoBedrockInvoke, operation: "chat", provider: providerBedrock, model: model, stream: true, framing: framingEventStream}, true
 		}
 		return call{}, false
 	}
@@ -89,14 +96,17 @@ func detect(r *http.Request) (call, bool) {
 	return c, true
 }
 
-const bedrockConverseStream = "/converse-stream"
+const (
+	bedrockConverseStream = "/converse-stream"
+	bedrockInvokeStream   = "/invoke-with-response-stream"
+)
 
-// bedrockModel returns the model of a Bedrock ConverseStream URL,
-// .../model/{modelId}/converse-stream: the model id unescaped. The SDKs escape it as one path
-// segment (an ARN's '/' and ':' included), so it is read from the escaped path; an id whose '/'
+// bedrockModel returns the model of a Bedrock ConverseStream or InvokeModelWithResponseStream URL,
+// .../model/{modelId}/converse-stream (or suffix): the model id unescaped. The SDKs escape it as one
+// path segment (an ARN's '/' and ':' included), so it is read from the escaped path; an id whose '/'
 // came unescaped is read whole too, from the last "/model/".
-func bedrockModel(u *url.URL) (string, bool) {
-	p, ok := strings.CutSuffix(strings.TrimSuffix(u.EscapedPath(), "/"), bedrockConverseStream)
+func bedrockModel(u *url.URL, suffix string) (string, bool) {
+	p, ok := strings.CutSuffix(strings.TrimSuffix(u.EscapedPath(), "/"), suffix)
 	if !ok {
 		return "", false
 	}
@@ -115,7 +125,7 @@ func bedrockModel(u *url.URL) (string, bool) {
 // Bedrock reply is an AWS event stream whatever its Content-Type says, since the SDKs read it as
 // one.
 func framingOf(contentType string, c call) framing {
-	if c.proto == protoBedrock {
+	if c.proto == protoBedrock || c.proto == protoBedrockInvoke {
 		return framingEventStream
 	}
 	ct, _, _ := strings.Cut(contentType, ";")

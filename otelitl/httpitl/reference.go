@@ -2,6 +2,7 @@ package httpitl
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -80,6 +81,8 @@ func (o *observer) refEvent(name, data []byte) {
 		o.refOllama(data)
 	case protoBedrock:
 		o.refBedrock(name, data)
+	case protoBedrockInvoke:
+		o.refInvoke(name, data)
 	}
 }
 
@@ -325,14 +328,15 @@ type anthropicUsage struct {
 
 func (o *observer) refAnthropicUsage(u *anthropicUsage) {
 	if u != nil {
-		o.g.SetUsage(u.InputTokens.or(), u.OutputTokens.or())
+		o.ownUsage(u.InputTokens.or(), u.OutputTokens.or())
 	}
 }
 
-func (o *observer) refAnthropic(data []byte) {
+// refAnthropic reads an Anthropic event, and reports whether it was one (valid JSON of its types).
+func (o *observer) refAnthropic(data []byte) bool {
 	var ev anthropicEvent
 	if json.Unmarshal(data, &ev) != nil {
-		return
+		return false
 	}
 	switch ev.Type {
 	case "content_block_delta":
@@ -347,7 +351,7 @@ func (o *observer) refAnthropic(data []byte) {
 			o.setModel(ev.Message.Model)
 		}
 		if u := ev.Message.Usage; u != nil { // input tokens only: the output count is a placeholder
-			o.g.SetUsage(u.InputTokens.or(), -1)
+			o.ownUsage(u.InputTokens.or(), -1)
 		}
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
@@ -375,6 +379,7 @@ func (o *observer) refAnthropic(data []byte) {
 		o.refAnthropicUsage(ev.Usage)
 		o.ended = true
 	}
+	return true
 }
 
 // Gemini. A chunk is a GenerateContentResponse with a candidate part that carries text (thoughts
@@ -546,5 +551,184 @@ func (o *observer) refBedrock(name, data []byte) {
 		if u := ev.Usage; u != nil {
 			o.g.SetUsage(u.InputTokens.or(), u.OutputTokens.or())
 		}
+	}
+}
+
+// Amazon Bedrock InvokeModelWithResponseStream: a chunk's {"bytes": "<base64>"}, decoded, read as
+// its model family's event (see invoke.go).
+type invokeChunk struct {
+	Bytes string `json:"bytes"`
+}
+
+// mark is set by any value: the member is present.
+type mark bool
+
+func (m *mark) UnmarshalJSON([]byte) error {
+	*m = true
+	return nil
+}
+
+type novaChunk struct {
+	ContentBlockDelta *bedrockDelta    `json:"contentBlockDelta"`
+	MessageStop       *bedrockStop     `json:"messageStop"`
+	Metadata          *bedrockMetadata `json:"metadata"`
+}
+
+type cohereChunk struct {
+	EventType    string  `json:"event_type"`
+	Text         present `json:"text"`
+	FinishReason string  `json:"finish_reason"`
+}
+
+type titanChunk struct {
+	OutputText                present `json:"outputText"`
+	CompletionReason          string  `json:"completionReason"`
+	InputTextTokenCount       count   `json:"inputTextTokenCount"`
+	TotalOutputTextTokenCount count   `json:"totalOutputTextTokenCount"`
+}
+
+type mistralChunk struct {
+	Outputs []struct {
+		Text       present `json:"text"`
+		StopReason string  `json:"stop_reason"`
+	} `json:"outputs"`
+}
+
+type llamaChunk struct {
+	Generation           present `json:"generation"`
+	StopReason           string  `json:"stop_reason"`
+	PromptTokenCount     count   `json:"prompt_token_count"`
+	GenerationTokenCount count   `json:"generation_token_count"`
+}
+
+func (o *observer) refInvoke(name, data []byte) {
+	if string(name) != "chunk" {
+		return
+	}
+	var ch invokeChunk
+	if json.Unmarshal(data, &ch) != nil {
+		o.badChunk()
+		return
+	}
+	if ch.Bytes == "" {
+		return
+	}
+	d, err := base64.StdEncoding.DecodeString(ch.Bytes)
+	if err != nil {
+		o.badChunk()
+		return
+	}
+	var fam struct {
+		Type              mark `json:"type"`
+		MessageStart      mark `json:"messageStart"`
+		ContentBlockStart mark `json:"contentBlockStart"`
+		ContentBlockDelta mark `json:"contentBlockDelta"`
+		ContentBlockStop  mark `json:"contentBlockStop"`
+		MessageStop       mark `json:"messageStop"`
+		Metadata          mark `json:"metadata"`
+		EventType         mark `json:"event_type"`
+		OutputText        mark `json:"outputText"`
+		CompletionReason  mark `json:"completionReason"`
+		InputTextTokens   mark `json:"inputTextTokenCount"`
+		OutputTextTokens  mark `json:"totalOutputTextTokenCount"`
+		Outputs           mark `json:"outputs"`
+		Generation        mark `json:"generation"`
+		PromptTokens      mark `json:"prompt_token_count"`
+		GenerationTokens  mark `json:"generation_token_count"`
+		Metrics           *struct {
+			InputTokenCount  count `json:"inputTokenCount"`
+			OutputTokenCount count `json:"outputTokenCount"`
+		} `json:"amazon-bedrock-invocationMetrics"`
+	}
+	if json.Unmarshal(d, &fam) != nil {
+		return
+	}
+	var ok bool
+	switch {
+	case bool(fam.Type):
+		ok = o.refAnthropic(d)
+	case bool(fam.MessageStart || fam.ContentBlockStart || fam.ContentBlockDelta || fam.ContentBlockStop || fam.MessageStop || fam.Metadata):
+		var ev novaChunk
+		if ok = json.Unmarshal(d, &ev) == nil; ok {
+			if dl := ev.ContentBlockDelta; dl != nil && dl.Delta != nil {
+				if x := dl.Delta; x.Text || (x.ToolUse != nil && x.ToolUse.Input) || (x.ReasoningContent != nil && x.ReasoningContent.Text) {
+					o.chunk()
+				}
+			}
+			if ev.MessageStop != nil {
+				if ev.MessageStop.StopReason != "" {
+					o.g.AddFinishReason(ev.MessageStop.StopReason)
+				}
+				o.ended = true
+			}
+			if m := ev.Metadata; m != nil && m.Usage != nil {
+				o.ownUsage(m.Usage.InputTokens.or(), m.Usage.OutputTokens.or())
+			}
+		}
+	case bool(fam.EventType):
+		var ev cohereChunk
+		if ok = json.Unmarshal(d, &ev) == nil; ok {
+			switch ev.EventType {
+			case "text-generation":
+				if ev.Text {
+					o.chunk()
+				}
+			case "stream-end":
+				if ev.FinishReason != "" {
+					o.g.AddFinishReason(ev.FinishReason)
+				}
+				o.ended = true
+			}
+		}
+	case bool(fam.OutputText || fam.CompletionReason || fam.InputTextTokens || fam.OutputTextTokens):
+		var ev titanChunk
+		if ok = json.Unmarshal(d, &ev) == nil; ok {
+			if ev.OutputText {
+				o.chunk()
+			}
+			if ev.InputTextTokenCount.ok || ev.TotalOutputTextTokenCount.ok {
+				o.ownUsage(ev.InputTextTokenCount.or(), ev.TotalOutputTextTokenCount.or())
+			}
+			if ev.CompletionReason != "" {
+				o.g.AddFinishReason(ev.CompletionReason)
+				o.ended = true
+			}
+		}
+	case bool(fam.Outputs):
+		var ev mistralChunk
+		if ok = json.Unmarshal(d, &ev) == nil; ok {
+			text := false
+			for _, x := range ev.Outputs {
+				text = text || bool(x.Text)
+			}
+			if text {
+				o.chunk()
+			}
+			for _, x := range ev.Outputs {
+				if x.StopReason != "" {
+					o.g.AddFinishReason(x.StopReason)
+					o.ended = true
+				}
+			}
+		}
+	case bool(fam.Generation || fam.PromptTokens || fam.GenerationTokens):
+		var ev llamaChunk
+		if ok = json.Unmarshal(d, &ev) == nil; ok {
+			if ev.Generation {
+				o.chunk()
+			}
+			if ev.PromptTokenCount.ok || ev.GenerationTokenCount.ok {
+				o.ownUsage(ev.PromptTokenCount.or(), ev.GenerationTokenCount.or())
+			}
+			if ev.StopReason != "" {
+				o.g.AddFinishReason(ev.StopReason)
+				o.ended = true
+			}
+		}
+	default:
+		ok = true // a family not read here: only the metrics
+	}
+	if ok && fam.Metrics != nil {
+		o.invokeMetrics(fam.Metrics.InputTokenCount, fam.Metrics.OutputTokenCount)
 	}
 }

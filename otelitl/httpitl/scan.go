@@ -26,7 +26,7 @@ type jsonScan struct {
 	i     int
 	depth int // nesting depth at i, counting every array and object as encoding/json does
 	state uint8
-	name  [24]byte // the member name being read, in lower case (longer names are none we read)
+	name  [32]byte // the member name being read, in lower case (longer names are none we read; the longest: amazon-bedrock-invocationmetrics)
 	deep  []uint64 // the kinds of skipped containers deeper than 64 levels (hostile input only)
 }
 

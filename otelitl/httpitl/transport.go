@@ -111,7 +111,7 @@ func applyFields(c *call, f requestFields) {
 	if c.model == "" {
 		c.model = f.model
 	}
-	if c.proto != protoGemini && c.proto != protoBedrock && f.hasStream {
+	if c.proto != protoGemini && c.proto != protoBedrock && c.proto != protoBedrockInvoke && f.hasStream {
 		c.stream = f.stream
 	}
 }

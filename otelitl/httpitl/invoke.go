@@ -1,0 +1,463 @@
+package httpitl
+
+import (
+	"encoding/base64"
+	"errors"
+
+	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/otelitl/internal/wrap"
+)
+
+// Amazon Bedrock InvokeModelWithResponseStream (.../model/{m}/invoke-with-response-stream). The
+// reply is the AWS event stream, as for ConverseStream; each event of type "chunk" carries
+// {"bytes": "<base64>"}, and the bytes are the model family's own JSON, one event of its stream.
+// Exceptions come as ConverseStream's do (observer.message). The family is told from each
+// decoded chunk's top-level members, never from the model id (an inference profile's ARN does not
+// name it), so that each chunk is read on its own (familyOf); a chunk with members of two families
+// is read as the first in familyOf's order.
+//
+// Bedrock adds "amazon-bedrock-invocationMetrics" (inputTokenCount, outputTokenCount,
+// invocationLatency, firstByteLatency) to the last chunk of every family: it ends the stream, and
+// gives the token counts the family's own events did not (see invokeMetrics).
+
+// Model families of an InvokeModelWithResponseStream chunk, in the order a chunk with members of
+// several is read.
+const (
+	famNone      = iota
+	famAnthropic // Anthropic Claude: the Messages API's stream events
+	famNova      // Amazon Nova: ConverseStream's events, each under its name
+	famCohere    // Cohere Command R: event_type, text, finish_reason
+	famTitan     // Amazon Titan Text: outputText, completionReason, token counts
+	famMistral   // Mistral: outputs[].text, outputs[].stop_reason
+	famLlama     // Meta Llama: generation, stop_reason, token counts
+)
+
+// familyOf returns the family a decoded chunk's top-level member name (in lower case) marks, or
+// famNone.
+func familyOf(name []byte) uint8 {
+	switch string(name) {
+	case "type":
+		return famAnthropic
+	case "messagestart", "contentblockstart", "contentblockdelta", "contentblockstop", "messagestop", "metadata":
+		return famNova
+	case "event_type":
+		return famCohere
+	case "outputtext", "completionreason", "inputtexttokencount", "totaloutputtexttokencount":
+		return famTitan
+	case "outputs":
+		return famMistral
+	case "generation", "prompt_token_count", "generation_token_count":
+		return famLlama
+	}
+	return famNone
+}
+
+// firstFamily returns the first family whose bit is set in marks.
+func firstFamily(marks uint32) uint8 {
+	for f := uint8(famAnthropic); f <= famLlama; f++ {
+		if marks&(1<<f) != 0 {
+			return f
+		}
+	}
+	return famNone
+}
+
+// errBadChunk ends a generation whose InvokeModelWithResponseStream chunk the SDK cannot decode:
+// a payload that is not {"bytes": "<base64>"}. aws-sdk-go-v2 (and anthropic-sdk-go's bedrock
+// package) end the stream there with an error, so nothing after it reaches the application, nor the
+// span.
+var errBadChunk error = &wrap.TypedError{
+	Err: errors.New(`httpitl: a Bedrock InvokeModelWithResponseStream chunk is not {"bytes": "<base64>"} ` +
+		"(the SDK fails the stream there); the rest was not read"),
+	Type: itlconv.ErrorTypeIncompleteStream,
+}
+
+// ownUsage records token counts a model family's events gave, and notes which, so that Bedrock's
+// invocation metrics do not replace them (invokeMetrics).
+func (o *observer) ownUsage(in, out int) {
+	if in >= 0 {
+		o.ownIn = true
+	}
+	if out >= 0 {
+		o.ownOut = true
+	}
+	o.g.SetUsage(in, out)
+}
+
+// invokeMetrics records amazon-bedrock-invocationMetrics, which Bedrock adds to the last chunk:
+// the stream's end, and the counts the family's own events did not give. The family's own win:
+// they are what the model reports on every other path to it (the Anthropic API, Converse's
+// metadata), where Bedrock's metrics are its billing view, and they come before the last chunk, so
+// that a stream cut before it still has them.
+func (o *observer) invokeMetrics(in, out count) {
+	i, n := in.or(), out.or()
+	if o.ownIn {
+		i = -1
+	}
+	if o.ownOut {
+		n = -1
+	}
+	o.g.SetUsage(i, n)
+	o.ended = true
+}
+
+// invokeBytes decodes a chunk's base64 into o.inv, whose capacity a chunk's bound bounds (3 bytes
+// for every 4 of the payload, itself at most WithMaxEventBytes). It reports false for bytes that are
+// not base64, as encoding/base64's StdEncoding reads it: the SDKs' decoder.
+func (o *observer) invokeBytes(b []byte) ([]byte, bool) {
+	n := base64.StdEncoding.DecodedLen(len(b))
+	if cap(o.inv) < n {
+		o.inv = make([]byte, n) // exactly: no more than the bound allows
+	}
+	k, err := base64.StdEncoding.Decode(o.inv[:n], b)
+	if err != nil {
+		return nil, false
+	}
+	return o.inv[:k], true
+}
+
+// invokeDone drops a large decoding buffer, as the event-stream parser drops a large message's.
+func (o *observer) invokeDone() {
+	if cap(o.inv) > 64<<10 {
+		o.inv = nil
+	}
+}
+
+// invoke reads one event of an InvokeModelWithResponseStream reply: a chunk's {"bytes": ...}, its
+// base64, then the decoded JSON, twice: once for the family and the invocation metrics, once with
+// the family's reader. (The reference: refInvoke.)
+func (o *observer) invoke(name []byte) uint8 {
+	if string(name) != "chunk" {
+		return scanOK // another event: the SDK passes it on as an unknown member
+	}
+	s := &o.sc
+	var b jstr
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			if string(name) == "bytes" {
+				return s.seen(&seen, 1) && s.strValue(&b)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	switch st {
+	case scanOK:
+	case scanBad:
+		o.badChunk()
+		return scanOK
+	default:
+		return st
+	}
+	if b.empty() {
+		return scanOK // no bytes: nothing to read
+	}
+	raw, plain := b.plain()
+	if !plain {
+		raw = []byte(b.String())
+	}
+	d, ok := o.invokeBytes(raw)
+	defer o.invokeDone()
+	if !ok {
+		o.badChunk()
+		return scanOK
+	}
+	// The family and the metrics.
+	var (
+		marks   uint32
+		metrics bool
+		in, out count
+	)
+	s.reset(d)
+	st = s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			if string(name) == "amazon-bedrock-invocationmetrics" {
+				if !s.seen(&seen, 1) {
+					return false
+				}
+				var mseen uint32
+				var ok bool
+				metrics, ok = s.object(func(name []byte) bool {
+					switch string(name) {
+					case "inputtokencount":
+						return s.seen(&mseen, 1) && s.countValue(&in)
+					case "outputtokencount":
+						return s.seen(&mseen, 2) && s.countValue(&out)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				return ok
+			}
+			marks |= 1 << familyOf(name)
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st // not JSON (the application gets it as it is): nothing to record
+	}
+	// The family's reading.
+	s.reset(d)
+	switch firstFamily(marks) {
+	case famAnthropic:
+		st = o.anthropic()
+	case famNova:
+		st = o.invokeNova()
+	case famCohere:
+		st = o.invokeCohere()
+	case famTitan:
+		st = o.invokeTitan()
+	case famMistral:
+		st = o.invokeMistral()
+	case famLlama:
+		st = o.invokeLlama()
+	}
+	if st != scanOK {
+		return st
+	}
+	if metrics {
+		o.invokeMetrics(in, out)
+	}
+	return scanOK
+}
+
+// badChunk notes a chunk the SDK cannot decode: the stream ends there for the application.
+func (o *observer) badChunk() {
+	o.broken, o.chunkBroken = true, true
+}
+
+// Amazon Nova: {"contentBlockDelta": {...}}, {"messageStop": {...}}, {"metadata": {...}}, each
+// object read as ConverseStream's event of that name. The end marker is messageStop.
+func (o *observer) invokeNova() uint8 {
+	s := &o.sc
+	var (
+		content, stop, usage bool
+		reason               jstr
+		in, out              count
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "contentblockdelta":
+				if !s.seen(&seen, 1) {
+					return false
+				}
+				_, ok := s.converseDelta(&content)
+				return ok
+			case "messagestop":
+				if !s.seen(&seen, 2) {
+					return false
+				}
+				var ok bool
+				stop, ok = s.converseStop(&reason)
+				return ok
+			case "metadata":
+				if !s.seen(&seen, 4) {
+					return false
+				}
+				_, ok := s.converseMetadata(&usage, &in, &out)
+				return ok
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
+	}
+	if content {
+		o.chunk()
+	}
+	if stop {
+		if !reason.empty() {
+			o.addReason(reason, false)
+		}
+		o.ended = true
+	}
+	if usage {
+		o.ownUsage(in.or(), out.or())
+	}
+	return scanOK
+}
+
+// Cohere Command R: a chunk is a "text-generation" event with a non-empty text; "stream-end" ends
+// the stream, with its finish_reason.
+func (o *observer) invokeCohere() uint8 {
+	s := &o.sc
+	var (
+		typ, reason jstr
+		text        bool
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "event_type":
+				return s.seen(&seen, 1) && s.strValue(&typ)
+			case "text":
+				return s.seen(&seen, 2) && s.present(&text)
+			case "finish_reason":
+				return s.seen(&seen, 4) && s.strValue(&reason)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
+	}
+	switch {
+	case typ.is("text-generation"):
+		if text {
+			o.chunk()
+		}
+	case typ.is("stream-end"):
+		if !reason.empty() {
+			o.addReason(reason, false)
+		}
+		o.ended = true
+	}
+	return scanOK
+}
+
+// Amazon Titan Text: a chunk is a non-empty outputText; a completionReason ends the stream. The
+// counts: inputTextTokenCount, totalOutputTextTokenCount (the output so far).
+func (o *observer) invokeTitan() uint8 {
+	s := &o.sc
+	var (
+		text    bool
+		reason  jstr
+		in, out count
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "outputtext":
+				return s.seen(&seen, 1) && s.present(&text)
+			case "completionreason":
+				return s.seen(&seen, 2) && s.strValue(&reason)
+			case "inputtexttokencount":
+				return s.seen(&seen, 4) && s.countValue(&in)
+			case "totaloutputtexttokencount":
+				return s.seen(&seen, 8) && s.countValue(&out)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
+	}
+	if text {
+		o.chunk()
+	}
+	if in.ok || out.ok {
+		o.ownUsage(in.or(), out.or())
+	}
+	if !reason.empty() {
+		o.addReason(reason, false)
+		o.ended = true
+	}
+	return scanOK
+}
+
+// Mistral: a chunk is an outputs element with a non-empty text; a stop_reason ends the stream.
+func (o *observer) invokeMistral() uint8 {
+	s := &o.sc
+	var text bool
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			if string(name) != "outputs" {
+				_, ok := s.skip()
+				return ok
+			}
+			return s.seen(&seen, 1) && s.array(func() bool {
+				var eseen uint32
+				var reason jstr
+				_, ok := s.object(func(name []byte) bool {
+					switch string(name) {
+					case "text":
+						var p bool
+						ok := s.seen(&eseen, 1) && s.present(&p)
+						text = text || p
+						return ok
+					case "stop_reason":
+						return s.seen(&eseen, 2) && s.strValue(&reason)
+					}
+					_, ok := s.skip()
+					return ok
+				})
+				if ok && !reason.empty() {
+					o.reasons = append(o.reasons, reason)
+				}
+				return ok
+			})
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
+	}
+	if text {
+		o.chunk()
+	}
+	for _, r := range o.reasons {
+		o.addReason(r, false)
+		o.ended = true
+	}
+	return scanOK
+}
+
+// Meta Llama: a chunk is a non-empty generation; a stop_reason ends the stream. The counts:
+// prompt_token_count (in the first chunk), generation_token_count (the output so far).
+func (o *observer) invokeLlama() uint8 {
+	s := &o.sc
+	var (
+		text    bool
+		reason  jstr
+		in, out count
+	)
+	st := s.top(func(s *jsonScan) bool {
+		var seen uint32
+		_, ok := s.object(func(name []byte) bool {
+			switch string(name) {
+			case "generation":
+				return s.seen(&seen, 1) && s.present(&text)
+			case "stop_reason":
+				return s.seen(&seen, 2) && s.strValue(&reason)
+			case "prompt_token_count":
+				return s.seen(&seen, 4) && s.countValue(&in)
+			case "generation_token_count":
+				return s.seen(&seen, 8) && s.countValue(&out)
+			}
+			_, ok := s.skip()
+			return ok
+		})
+		return ok
+	})
+	if st != scanOK {
+		return st
+	}
+	if text {
+		o.chunk()
+	}
+	if in.ok || out.ok {
+		o.ownUsage(in.or(), out.or())
+	}
+	if !reason.empty() {
+		o.addReason(reason, false)
+		o.ended = true
+	}
+	return scanOK
+}
