@@ -52,8 +52,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	start := time.Now()
-	req, fields, late := peekRequest(req, t.cfg.maxRequestBytes)
-	applyFields(&c, fields)
+	// A Bedrock URL says all the body would (the model, a stream), so its body is not read: not
+	// even from GetBody's copy, which anthropic-sdk-go's bedrock package makes share its reader
+	// with Body (reading the copy left the request to send empty).
+	var late *lateFields
+	if c.proto != protoBedrock && c.proto != protoBedrockInvoke {
+		var fields requestFields
+		req, fields, late = peekRequest(req, t.cfg.maxRequestBytes)
+		applyFields(&c, fields)
+	}
 	addr, port := wrap.Server(req.URL)
 	ctx, g := t.cfg.in.Start(req.Context(), otelitl.Request{
 		Operation: c.operation, Provider: c.provider, Model: c.model,

@@ -107,7 +107,7 @@ func bedrockReply() []bedrockMsg {
 	return msgs
 }
 
-// bedrockServer answers ConverseStream with its messages, each gap after the last, and logs when
+// bedrockServer answers ConverseStream (and InvokeModelWithResponseStream) with its messages, each gap after the last, and logs when
 // it began to write each content delta.
 type bedrockServer struct {
 	*httptest.Server
@@ -131,7 +131,7 @@ func (s *bedrockServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.paths = append(s.paths, r.URL.EscapedPath())
 	s.mu.Unlock()
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/converse-stream") {
+	if r.Method != http.MethodPost || (!strings.HasSuffix(r.URL.Path, "/converse-stream") && !strings.HasSuffix(r.URL.Path, "/invoke-with-response-stream")) {
 		http.Error(w, `{"message":"not found"}`, http.StatusNotFound)
 		return
 	}
@@ -247,13 +247,21 @@ const sdkRace = "use of closed network connection"
 func checkSameAsPlain(t *testing.T, base http.RoundTripper, idle *http.Transport, model string, stopAfter int, gap time.Duration, msgs ...bedrockMsg) (
 	*bedrockServer, converse, tracetest.SpanStub, map[attribute.Key]attribute.Value) {
 	t.Helper()
+	run := func(t *testing.T, c *bedrockruntime.Client) converse { return runConverse(t, c, model, stopAfter) }
+	return checkRunSameAsPlain(t, run, base, idle, gap, msgs...)
+}
+
+// checkRunSameAsPlain is checkSameAsPlain for any call: run makes it and reads the reply.
+func checkRunSameAsPlain(t *testing.T, run func(*testing.T, *bedrockruntime.Client) converse, base http.RoundTripper, idle *http.Transport,
+	gap time.Duration, msgs ...bedrockMsg) (*bedrockServer, converse, tracetest.SpanStub, map[attribute.Key]attribute.Value) {
+	t.Helper()
 	quietGC(t)
 	for attempt := 1; ; attempt++ {
 		srv, plainSrv := newBedrockServer(t, gap, msgs...), newBedrockServer(t, gap, msgs...)
 		hc, exp := tracedBedrock(t, base)
 		check := wraptest.NoLeak(t, idle)
-		got := runConverse(t, bedrockClient(srv, hc), model, stopAfter)
-		want := runConverse(t, bedrockClient(plainSrv, &http.Client{Transport: base}), model, stopAfter)
+		got := run(t, bedrockClient(srv, hc))
+		want := run(t, bedrockClient(plainSrv, &http.Client{Transport: base}))
 		if attempt < 3 && (strings.Contains(got.streamErr, sdkRace) || strings.Contains(want.streamErr, sdkRace)) {
 			t.Logf("attempt %d met the SDK's race (%q, %q): once more", attempt, got.streamErr, want.streamErr)
 			wraptest.WaitSpan(exp)
