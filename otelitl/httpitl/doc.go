@@ -28,20 +28,68 @@
 //	/api/chat, /api/generate       Ollama (NDJSON)                   chat, text_completion  ollama
 //	/model/{m}/converse-stream     Amazon Bedrock ConverseStream     chat                   aws.bedrock
 //	                               (the AWS event stream)
+//	/model/{m}/invoke-with-        Amazon Bedrock InvokeModelWith-   chat                   aws.bedrock
+//	response-stream                ResponseStream (the AWS event
+//	                               stream; each family's JSON)
 //
 // The response body is cut by its Content-Type (text/event-stream: SSE; application/x-ndjson:
 // NDJSON; otherwise JSON values, and the elements of a top-level array as each completes); a
 // Bedrock reply is read as the AWS event stream (application/vnd.amazon.eventstream: binary
 // messages with typed headers) whatever its Content-Type, as the SDKs read it. Bedrock's model id
-// is the URL's path segment, unescaped (a model id, an inference profile id or an ARN).
+// is the URL's path segment, unescaped (a model id, an inference profile id or an ARN). A Bedrock
+// request's body is not read: the URL says what it would (and anthropic-sdk-go's bedrock package
+// gives the request a GetBody that shares its reader with Body, so that reading the "copy" would
+// empty the body sent).
 //
-// Bedrock's InvokeModelWithResponseStream (/model/{m}/invoke-with-response-stream) is not
-// recognised, and passes through without a span: its chunks carry each model family's own JSON
-// (Anthropic's events, Llama's, Titan's, Mistral's, ...), base64-encoded, which only the model id
-// tells apart, and an inference profile's ARN does not name the family. Use ConverseStream, whose
-// events are the same for every model. The streaming proxy (otelitl-proxy) does not serve Bedrock:
-// the SDKs sign each request with SigV4 for Bedrock's host, and a proxy in between would break the
-// signature.
+// Bedrock's InvokeModelWithResponseStream carries each model family's own JSON: every event of
+// type "chunk" is {"bytes": "<base64>"}, and the decoded bytes are one event of the family's
+// stream. The family is told from each decoded chunk's top-level members, never from the model id
+// (an inference profile's ARN does not name it); a chunk with members of several families is read
+// as the first of this list:
+//
+//	family             marked by                           a chunk is                          end, finish reason
+//	Anthropic Claude   type (the Messages API's events,    content_block_delta with text,      message_stop;
+//	                   read as for /v1/messages)           thinking or partial_json            message_delta's stop_reason
+//	Amazon Nova        contentBlockDelta, messageStop,     contentBlockDelta, as               messageStop's stopReason
+//	                   metadata, messageStart, ...         ConverseStream's
+//	Cohere Command R   event_type                          "text-generation" with a text       "stream-end", finish_reason
+//	Amazon Titan Text  outputText, completionReason, ...   a non-empty outputText              completionReason
+//	Mistral            outputs                             an outputs[] element with a text    outputs[].stop_reason
+//	Meta Llama         generation, prompt_token_count,     a non-empty generation              stop_reason
+//	                   generation_token_count
+//
+// Token usage comes from the family's own counts (Claude's message_start input_tokens and
+// message_delta output_tokens, Nova's metadata.usage, Titan's inputTextTokenCount and
+// totalOutputTextTokenCount, Llama's prompt_token_count and generation_token_count); Bedrock adds
+// amazon-bedrock-invocationMetrics (inputTokenCount, outputTokenCount) to the last chunk of every
+// family, which ends the stream too, and fills the counts the family did not give (Mistral's and
+// Cohere's, whose chunks carry none here). The family's own counts win: they are what the same
+// model reports on its other paths (the Anthropic API, ConverseStream's metadata), and they come
+// before the last chunk, so that a stream cut before it keeps them. Another family (AI21, DeepSeek,
+// gpt-oss on Bedrock, ...) gets a span with the metrics' usage and end, and no chunks.
+//
+// The shapes were checked against: anthropic-sdk-go/v2 v2.15.0's bedrock package (it decodes the
+// chunk's {"bytes"} with base64.StdEncoding and passes the bytes on as Anthropic's SSE events,
+// named by their "type"); aws-sdk-go-v2 bedrockruntime v1.63.13 with smithy-go (the chunk event
+// and its base64 blob; a deserialization error ends the stream); the AWS code examples
+// (awsdocs/aws-doc-sdk-examples, python/example_code/bedrock-runtime: Llama's chunk["generation"],
+// Mistral's chunk["outputs"][0]["text"], Titan's chunk["outputText"]) and the Amazon Nova user
+// guide's "Streaming responses" (chunk["contentBlockDelta"]["delta"]["text"]). Cohere Command R's
+// event_type, text and finish_reason, Titan's counts and completionReason, Llama's counts and
+// stop_reason, and amazon-bedrock-invocationMetrics were not checked against a primary source:
+// they are Bedrock's model-parameter documentation as summarised when this was written, and
+// langchaingo v0.1.14's Bedrock client (provider_meta.go: generation, prompt_token_count,
+// generation_token_count, stop_reason; provider_anthropic.go: the metrics' inputTokenCount and
+// outputTokenCount). A shape that differs records fewer chunks or counts, never wrong bytes.
+//
+// gen_ai.operation.name is "chat" for every family: the call is named before any reply tells the
+// family, ConverseStream names the same models' calls "chat", and the families Bedrock serves
+// this way are chat models (the Messages API, Nova's messages, Llama's and Mistral's instruction
+// templates); text_completion, OpenAI's legacy Completions, would split one model's calls in two
+// by the API used.
+//
+// The streaming proxy (otelitl-proxy) does not serve Bedrock: the SDKs sign each request with
+// SigV4 for Bedrock's host, and a proxy in between would break the signature.
 //
 // # What counts as a chunk
 //
@@ -62,7 +110,7 @@
 //     response or thinking is non-empty (/api/generate).
 //   - Bedrock: a contentBlockDelta event whose delta carries a non-empty text, toolUse.input or
 //     reasoningContent.text; citation, image, toolResult, and reasoning signature or
-//     redactedContent deltas are not.
+//     redactedContent deltas are not. InvokeModelWithResponseStream: by the family (see Protocols).
 //
 // A chunk's arrival is when the caller's Read returned the bytes that completed its event (for
 // [NewHandler]: when the Flush that sent it returned, or the handler's end for bytes never
@@ -73,10 +121,12 @@
 // gen_ai.request.model from the request body's "model" (or the Gemini or Bedrock URL),
 // gen_ai.request.stream, server.address and server.port from the URL, http.response.status_code,
 // gen_ai.response.model, gen_ai.response.id, gen_ai.response.finish_reasons (Bedrock's:
-// messageStop's stopReason), and token usage from the stream's usage event (the OpenAI usage
-// chunk, Responses' response.completed, Anthropic's message_start for the input tokens and
-// message_delta, Gemini's usageMetadata with thoughts counted as output, Ollama's final
-// prompt_eval_count and eval_count, Bedrock's metadata event's inputTokens and outputTokens).
+// messageStop's stopReason; InvokeModelWithResponseStream's: the family's, see Protocols), and
+// token usage from the stream's usage event (the OpenAI usage chunk, Responses'
+// response.completed, Anthropic's message_start for the input tokens and message_delta, Gemini's
+// usageMetadata with thoughts counted as output, Ollama's final prompt_eval_count and eval_count,
+// Bedrock's metadata event's inputTokens and outputTokens; InvokeModelWithResponseStream: the
+// family's counts, else amazon-bedrock-invocationMetrics).
 // Prompt and completion text never reach the span. A response
 // that is not streamed gets a span with its duration and usage and no chunks. A redirect (3xx)
 // that the client follows gets a span of its own, with its http.response.status_code and no
@@ -102,8 +152,10 @@
 // error's code when it looks like one, else "response_failed" or "response_cancelled";
 // "incomplete_stream" when the body ends (or is cut) without its protocol's end marker ([DONE];
 // response.completed or response.incomplete; message_stop; a Gemini candidate with a
-// finishReason; Ollama's "done": true; Bedrock's messageStop, which its metadata event follows),
-// or a Bedrock stream's framing breaks before messageStop (see Guarantees); "cancelled" when the
+// finishReason; Ollama's "done": true; Bedrock's messageStop, which its metadata event follows;
+// InvokeModelWithResponseStream's family end or amazon-bedrock-invocationMetrics), or a Bedrock
+// stream's framing breaks before messageStop (see Guarantees), or an InvokeModelWithResponseStream
+// chunk the SDK cannot decode comes before the end (see Guarantees); "cancelled" when the
 // caller closes the body before the end or its context is cancelled (before the answer too);
 // "timeout" when its deadline passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on to the
 // server).
@@ -130,7 +182,8 @@
 // event is read in one pass over its JSON that skips what it does
 // not need and allocates nothing for a content delta (about half a microsecond for a typical one);
 // it accepts and reads exactly what encoding/json would, and an event that is not valid JSON
-// records nothing. Only "model" and "stream" are read from a request body, wherever they are in
+// records nothing. Only "model" and "stream" are read from a request body (none of a Bedrock
+// request's), wherever they are in
 // it (openai-go writes the messages first, and a prompt with an image is megabytes long), holding
 // no more of the body than a model's 1 KiB: from a copy when the request has GetBody (the SDKs'
 // bodies, and every body net/http can replay); else from the first [WithMaxRequestBytes] bytes,
@@ -149,4 +202,14 @@
 // so the rest of the body passes unread (the caller still gets every byte), and the generation
 // ends with "incomplete_stream" unless messageStop came before, whether the SDK then closes the
 // body or reads on.
+//
+// An InvokeModelWithResponseStream chunk is decoded from base64 into one buffer, reused, of at
+// most three quarters of the message bound (a larger chunk passed unread, as any message), and
+// dropped after a chunk over 64 KiB. A chunk whose payload is not JSON, whose bytes are not a
+// string, or whose string is not base64 (encoding/base64's StdEncoding, the SDKs' decoder) is one
+// the SDKs cannot decode: aws-sdk-go-v2 and anthropic-sdk-go end the stream there with an error,
+// so nothing after it reaches the application, nor the span: the generation ends with
+// "incomplete_stream" unless its end came before. Decoded bytes that are not JSON, or JSON of no
+// family read here, pass to the application as they are; the first record nothing, the second
+// only their invocation metrics.
 package httpitl
