@@ -36,10 +36,11 @@
 // NDJSON; otherwise JSON values, and the elements of a top-level array as each completes); a
 // Bedrock reply is read as the AWS event stream (application/vnd.amazon.eventstream: binary
 // messages with typed headers) whatever its Content-Type, as the SDKs read it. Bedrock's model id
-// is the URL's path segment, unescaped (a model id, an inference profile id or an ARN). A Bedrock
-// request's body is not read: the URL says what it would (and anthropic-sdk-go's bedrock package
+// is the URL's path segment, unescaped (a model id, an inference profile id or an ARN), and the
+// URL says the reply streams: nothing of a Bedrock request's body is used. It is still read first,
+// from Body itself and then replayed, never from GetBody's copy: anthropic-sdk-go's bedrock package
 // gives the request a GetBody that shares its reader with Body, so that reading the "copy" would
-// empty the body sent).
+// empty the body sent.
 //
 // Bedrock's InvokeModelWithResponseStream carries each model family's own JSON: every event of
 // type "chunk" is {"bytes": "<base64>"}, and the decoded bytes are one event of the family's
@@ -182,13 +183,12 @@
 // event is read in one pass over its JSON that skips what it does
 // not need and allocates nothing for a content delta (about half a microsecond for a typical one);
 // it accepts and reads exactly what encoding/json would, and an event that is not valid JSON
-// records nothing. Only "model" and "stream" are read from a request body (none of a Bedrock
-// request's), wherever they are in
+// records nothing. Only "model" and "stream" are read from a request body, wherever they are in
 // it (openai-go writes the messages first, and a prompt with an image is megabytes long), holding
 // no more of the body than a model's 1 KiB: from a copy when the request has GetBody (the SDKs'
-// bodies, and every body net/http can replay); else from the first [WithMaxRequestBytes] bytes,
-// which are then replayed ahead of the rest with ContentLength unchanged, and from the rest as it
-// is sent (a model found there names the span and its metrics at its end: samplers saw the name
+// bodies, and every body net/http can replay; not a Bedrock request's, see Protocols); else from
+// the first [WithMaxRequestBytes] bytes, which are then replayed ahead of the rest with
+// ContentLength unchanged, and from the rest as it is sent (a model found there names the span and its metrics at its end: samplers saw the name
 // without it). The text inside strings, most of a prompt, is skipped at memory speed (about 16
 // GB/s: BenchmarkScanRequest). The generation ends exactly once: at the end of
 // the body, at Close, or when the request's context ends, even if the caller never reads again; no
