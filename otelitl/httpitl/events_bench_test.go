@@ -18,18 +18,25 @@ var benchEvents = []struct {
 	{"gemini", protoGemini, `{"candidates":[{"content":{"parts":[{"text":"the model streams "}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":12,"totalTokenCount":12},"modelVersion":"gemini-2.5-flash","responseId":"fake12gemini"}`},
 	{"ollama", protoOllamaChat, `{"model":"llama3.2","created_at":"2026-01-01T00:00:00.123456789Z","message":{"role":"assistant","content":"the model streams "},"done":false}`},
 	{"bedrock", protoBedrock, `{"contentBlockIndex":0,"delta":{"text":"the model streams "},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"}`},
+	// InvokeModelWithResponseStream chunks: base64 of a Claude content_block_delta, of a Llama chunk
+	{"bedrock-invoke-claude", protoBedrockInvoke, `{"bytes":"eyJ0eXBlIjoiY29udGVudF9ibG9ja19kZWx0YSIsImluZGV4IjowLCJkZWx0YSI6eyJ0eXBlIjoidGV4dF9kZWx0YSIsInRleHQiOiJ0aGUgbW9kZWwgc3RyZWFtcyAifX0=","p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"}`},
+	{"bedrock-invoke-llama", protoBedrockInvoke, `{"bytes":"eyJnZW5lcmF0aW9uIjoiIHRoZSBtb2RlbCBzdHJlYW1zIiwicHJvbXB0X3Rva2VuX2NvdW50IjpudWxsLCJnZW5lcmF0aW9uX3Rva2VuX2NvdW50Ijo3LCJzdG9wX3JlYXNvbiI6bnVsbH0=","p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"}`},
 }
 
 // benchEventName is the name an event of benchEvents is read under: Bedrock's event type comes
 // from its message's headers.
 func benchEventName(p protocol) []byte {
-	if p == protoBedrock {
+	switch p {
+	case protoBedrock:
 		return []byte("contentBlockDelta")
+	case protoBedrockInvoke:
+		return []byte("chunk")
 	}
 	return nil
 }
 
-// BenchmarkEvent reads one typical content delta per protocol, with the scanner (read=scan) and
+// BenchmarkEvent reads one typical content delta per protocol (for InvokeModelWithResponseStream,
+// a chunk of two families: its JSON, base64 and the family's event), with the scanner (read=scan) and
 // the reference encoding/json reading (read=json), on an observer recording to a fake. ns/event is
 // wall time; cpu-ns/event is the benchmark thread's CPU time, which a shared machine disturbs
 // less.
