@@ -16,9 +16,9 @@ const (
 	// or array element, an AWS event-stream message's headers and payload) read. A larger event
 	// passes through unread: it is not counted as a chunk, and its usage or finish reason is lost.
 	DefaultMaxEventBytes = 1 << 20
-	// DefaultMaxRequestBytes is how much of a request body without GetBody is read, and held,
-	// before the request is sent, to find its model and stream members there; the rest of the body
-	// is read for them as it is sent.
+	// DefaultMaxRequestBytes is how much of a request body is read, and held, before the request is
+	// sent, to find its model and stream members there; the rest of the body is read for them as
+	// it is sent.
 	DefaultMaxRequestBytes = 1 << 20
 )
 
@@ -104,13 +104,11 @@ func WithMaxEventBytes(n int) Option {
 	})
 }
 
-// WithMaxRequestBytes bounds how much of a request body without GetBody is held before the
-// request is sent, to find its "model" and "stream" members before the span starts; see
-// [DefaultMaxRequestBytes]. Members that come later are read as the rest of the body is sent, and
+// WithMaxRequestBytes bounds how much of a request body is held before the request is sent, to
+// find its "model" and "stream" members before the span starts; see [DefaultMaxRequestBytes]. Members that come later are read as the rest of the body is sent, and
 // reach the span before it ends: the span's name and gen_ai.request.model (a model, when none came
 // before) and gen_ai.request.stream (true, when no "stream" came before). A body larger than the
-// bound is still sent whole. A body with GetBody is read whole from a copy, holding nothing.
-// Values below 1 are ignored.
+// bound is still sent whole. Values below 1 are ignored.
 func WithMaxRequestBytes(n int) Option {
 	return optionFunc(func(c *config) {
 		if n > 0 {

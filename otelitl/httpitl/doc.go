@@ -37,10 +37,8 @@
 // Bedrock reply is read as the AWS event stream (application/vnd.amazon.eventstream: binary
 // messages with typed headers) whatever its Content-Type, as the SDKs read it. Bedrock's model id
 // is the URL's path segment, unescaped (a model id, an inference profile id or an ARN), and the
-// URL says the reply streams: nothing of a Bedrock request's body is used. It is still read first,
-// from Body itself and then replayed, never from GetBody's copy: anthropic-sdk-go's bedrock package
-// gives the request a GetBody that shares its reader with Body, so that reading the "copy" would
-// empty the body sent.
+// URL says the reply streams: nothing of a Bedrock request's body is used, though it is read as
+// every request's is (see Guarantees).
 //
 // Bedrock's InvokeModelWithResponseStream carries each model family's own JSON: every event of
 // type "chunk" is {"bytes": "<base64>"}, and the decoded bytes are one event of the family's
@@ -184,13 +182,14 @@
 // not need and allocates nothing for a content delta (about half a microsecond for a typical one);
 // it accepts and reads exactly what encoding/json would, and an event that is not valid JSON
 // records nothing. Only "model" and "stream" are read from a request body, wherever they are in
-// it (openai-go writes the messages first, and a prompt with an image is megabytes long), holding
-// no more of the body than a model's 1 KiB: from a copy when the request has GetBody (the SDKs'
-// bodies, and every body net/http can replay; not a Bedrock request's, see Protocols); else from
-// the first [WithMaxRequestBytes] bytes, which are then replayed ahead of the rest with
-// ContentLength unchanged, and from the rest as it is sent (a model found there names the span and its metrics at its end: samplers saw the name
-// without it). The text inside strings, most of a prompt, is skipped at memory speed (about 16
-// GB/s: BenchmarkScanRequest). The generation ends exactly once: at the end of
+// it (openai-go writes the messages first, and a prompt with an image is megabytes long): from its
+// first [WithMaxRequestBytes] bytes, read before the span starts and then replayed ahead of the
+// rest with ContentLength unchanged, and from the rest as it is sent, holding nothing of it (a
+// model found there names the span and its metrics at its end: samplers saw the name without it).
+// GetBody is never called: anthropic-sdk-go's bedrock package makes one that rewinds and returns
+// the very reader Body reads, so that reading its "copy" would empty the body sent. The text
+// inside strings, most of a prompt, is skipped at memory speed (an image's base64 at about 20
+// GB/s, escaped text at about 1 GB/s: BenchmarkScanRequest). The generation ends exactly once: at the end of
 // the body, at Close, or when the request's context ends, even if the caller never reads again; no
 // goroutine is started.
 //

@@ -362,27 +362,20 @@ func (l *lateFields) start(g *otelitl.Generation, span trace.Span) {
 	}
 }
 
-// peekRequest reads the fields of req's body and returns the request to send.
-//
-// A request with GetBody (every body net/http can replay, and the SDKs' bodies) is read whole from
-// a copy, in no more memory than the model's value: the model is found wherever it is.
-//
-// Else the body's first limit bytes are read and replayed ahead of the rest, with ContentLength
-// unchanged and GetBody set when that was the whole body. When they hold no model and the body
+// peekRequest reads the fields of req's body and returns the request to send: the body's first
+// limit bytes are read and replayed ahead of the rest, with ContentLength unchanged and GetBody set
+// when that was the whole body (else the request's own). When they hold no model and the body
 // goes on, the rest is read as it is sent: a model found there goes to the generation through the
 // lateFields returned (nil otherwise), which the caller gives the generation it starts; so does a
 // "stream" member there, when none came before.
+//
+// GetBody is never called, though it would give a copy to read without holding it: anthropic-sdk-go's
+// bedrock package makes a GetBody that rewinds and returns the very reader Body reads, so that
+// reading its "copy" empties the body sent (net/http then fails the request: "ContentLength=134
+// with Body length 0"), and any SDK may do the same.
 func peekRequest(req *http.Request, limit int) (*http.Request, requestFields, *lateFields) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, requestFields{}, nil
-	}
-	if req.GetBody != nil {
-		if rc, err := req.GetBody(); err == nil {
-			var s reqScan
-			_, _ = io.Copy(&s, rc) // a *bytes.Reader's copy writes itself in one Write, not copied
-			_ = rc.Close()
-			return req, s.f, nil
-		}
 	}
 	buf := make([]byte, 0, min(limit, max(int(req.ContentLength), 512)))
 	var err error

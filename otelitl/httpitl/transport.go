@@ -52,18 +52,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	start := time.Now()
-	if c.proto == protoBedrock || c.proto == protoBedrockInvoke {
-		// A Bedrock body is read from Body itself and replayed, never from GetBody's copy:
-		// anthropic-sdk-go's bedrock package gives a GetBody that shares its reader with Body, so
-		// that reading the copy left the request to send empty. (Not reading it at all, since the
-		// URL says all it would, let aws-sdk-go-v2's own race on its request body, which closes
-		// the connection under the event-stream reader, happen more often: reading it first, as
-		// for every protocol, keeps that as it was.)
-		r := new(http.Request)
-		*r = *req
-		r.GetBody = nil
-		req = r
-	}
+	// A Bedrock body is read too, though its URL says all it would (the model, a stream): not
+	// reading it let aws-sdk-go-v2's own race on its request body, which closes the connection
+	// under the event-stream reader, happen more often.
 	req, fields, late := peekRequest(req, t.cfg.maxRequestBytes)
 	applyFields(&c, fields)
 	addr, port := wrap.Server(req.URL)

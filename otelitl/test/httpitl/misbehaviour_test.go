@@ -282,6 +282,44 @@ func TestRequestBodyIntact(t *testing.T) {
 	}
 }
 
+// TestGetBodySharingBody: an SDK's GetBody may rewind and return the very reader Body reads
+// (anthropic-sdk-go's bedrock package does): httpitl never reads such a "copy", so the upstream
+// gets the body whole, for every protocol, and the model is still read.
+func TestGetBodySharingBody(t *testing.T) {
+	got := make(chan int, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got <- int(n)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	for _, size := range []int{10, 3 << 20} {
+		traced, exp := tracedClient(t)
+		body := []byte(`{"messages":[{"role":"user","content":"` + strings.Repeat("x", size) + `"}],"model":"m1","stream":true}`)
+		reader := bytes.NewReader(body)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", nil)
+		req.Body = io.NopCloser(reader)
+		req.GetBody = func() (io.ReadCloser, error) {
+			_, err := reader.Seek(0, io.SeekStart)
+			return io.NopCloser(reader), err
+		}
+		req.ContentLength = int64(len(body))
+		res, err := traced.Do(req)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		_, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if n := <-got; n != len(body) {
+			t.Errorf("%d bytes: the upstream got %d of %d", size, n, len(body))
+		}
+		if _, attrs := oneSpan(t, exp); attrs[attrKey("gen_ai.request.model")].String() != "m1" {
+			t.Errorf("%d bytes: gen_ai.request.model %q", size, attrs[attrKey("gen_ai.request.model")].String())
+		}
+	}
+}
+
 // TestOtherRequestsPassThrough: no span, and the very response of the base transport.
 func TestOtherRequestsPassThrough(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "data: x\n\n") }))
