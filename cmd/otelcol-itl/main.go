@@ -86,7 +86,9 @@ func main() {
 		os.Exit(1)
 	}
 	if validate {
-		fmt.Fprintln(os.Stderr, validated)
+		// On stdout: a success is not an error, and a script that keeps stderr for failures (or
+		// shows it in red) should not find one there. Errors and the providers' log stay on stderr.
+		fmt.Fprintln(os.Stdout, validated)
 	}
 }
 

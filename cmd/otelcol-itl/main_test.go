@@ -203,17 +203,34 @@ func TestMain(m *testing.M) {
 // environment, and returns what it printed and its exit status.
 func otelcolItl(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
+	out, _, code := run(t, env, true, args...)
+	return out, code
+}
+
+// otelcolItlStreams is otelcolItl with what main printed on stdout and on stderr apart.
+func otelcolItlStreams(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return run(t, env, false, args...)
+}
+
+func run(t *testing.T, env []string, combined bool, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), runMain+"="+strings.Join(args, "\n")), env...)
-	out, err := cmd.CombinedOutput()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if combined {
+		cmd.Stderr = &stdout
+	}
+	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
-		return string(out), exit.ExitCode()
+		return stdout.String(), stderr.String(), exit.ExitCode()
 	case err != nil:
 		t.Fatal(err)
 	}
-	return string(out), 0
+	return stdout.String(), stderr.String(), 0
 }
 
 // A bad configuration is printed once, and otelcol-itl exits with status 1.
@@ -258,6 +275,8 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 // that an empty variable's default took over), which the collector holds until its own logger
 // starts, which validate never does; then, as for a config without such a line, that the
 // configuration is valid, where it printed nothing. Cobra takes the flags before the subcommand too.
+// The log is on stderr, the success line on stdout alone (it was on stderr, where a script that
+// treats anything there as a failure took it for one).
 func TestValidateShowsProviderLog(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, []byte(`
@@ -271,20 +290,32 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 	for _, c := range []struct {
 		value string
 		args  []string
-		want  string
+		log   string // what stderr holds; "": nothing
 	}{
 		{"", []string{"validate", "--config", cfg}, logged},
 		{"", []string{"--config", cfg, "validate"}, logged},
-		{"127.0.0.1:4317", []string{"validate", "--config", cfg}, validated},
+		{"127.0.0.1:4317", []string{"validate", "--config", cfg}, ""},
 	} {
-		out, code := otelcolItl(t, []string{"ITL_TEST_GRPC_ENDPOINT=" + c.value}, c.args...)
+		stdout, stderr, code := otelcolItlStreams(t, []string{"ITL_TEST_GRPC_ENDPOINT=" + c.value}, c.args...)
 		if code != 0 {
-			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q, %v: exit status %d\n%s", c.value, c.args, code, out)
+			t.Fatalf("ITL_TEST_GRPC_ENDPOINT=%q, %v: exit status %d\n%s%s", c.value, c.args, code, stdout, stderr)
 		}
-		got := strings.TrimSpace(out)
-		if !strings.Contains(got, c.want) || !strings.HasSuffix(got, validated) {
-			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q, %v: validate printed\n%s\nwant %q", c.value, c.args, got, c.want)
+		if strings.TrimSpace(stdout) != validated {
+			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q, %v: stdout is\n%s\nwant %q alone", c.value, c.args, stdout, validated)
 		}
+		if c.log == "" && stderr != "" || !strings.Contains(stderr, c.log) || strings.Contains(stderr, validated) {
+			t.Errorf("ITL_TEST_GRPC_ENDPOINT=%q, %v: stderr is\n%s\nwant %q and not the success line", c.value, c.args, stderr, c.log)
+		}
+	}
+}
+
+// TestValidateErrorOnStderr: a configuration validate refuses prints its error on stderr and
+// nothing on stdout, with exit status 1.
+func TestValidateErrorOnStderr(t *testing.T) {
+	stdout, stderr, code := otelcolItlStreams(t, []string{"ITL_FLUSH_INTERVAL=15"},
+		"validate", "--config", filepath.Join("..", "..", "exporter-config", "prometheus.yaml"))
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "Error: ") || strings.Contains(stderr, validated) {
+		t.Errorf("exit status %d, want 1; stdout %q, want none; stderr:\n%s", code, stdout, stderr)
 	}
 }
 
