@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"go.opentelemetry.io/collector/component"
@@ -95,7 +96,53 @@ func main() {
 // tidy takes out of a configuration error the empty name (two single quotes) that the collector's decoder puts
 // before the error of a component's own Unmarshal, so that the key stands right after the
 // component: "reading configuration for "itl_metrics": metrics_flush_interval: 15 has no unit".
-func tidy(msg string) string { return strings.ReplaceAll(msg, `: '' `, ": ") }
+// It also prints once an error the collector's validation finds twice (onceEach).
+func tidy(msg string) string { return onceEach(strings.ReplaceAll(msg, `: '' `, ": ")) }
+
+// errorLine is a line of a configuration error: what comes before the key (the first line's
+// "invalid configuration: "), the key, and the error.
+var errorLine = regexp.MustCompile(`^(.*?)((?:[\w/.\[\]-]+::)+[\w/.\[\]-]+): (.+)$`)
+
+// onceEach drops from a configuration error a line that repeats another's error under the same key
+// or a key within it, keeping the shorter key, where the first one stood. configtls's checks of a
+// tls section are also its embedded config's, which the collector validates as a section of its
+// own, so that "TLS configuration must include both certificate and key" was printed for
+// exporters::otlp_grpc::clientconfig::tls and again for ...::tls::config.
+func onceEach(msg string) string {
+	lines := strings.Split(msg, "\n")
+	type parsed struct{ prefix, key, err string }
+	var kept []string
+	var keys []parsed // kept's, where a line parses
+	for _, line := range lines {
+		m := errorLine.FindStringSubmatch(line)
+		if m == nil {
+			kept, keys = append(kept, line), append(keys, parsed{})
+			continue
+		}
+		p := parsed{m[1], m[2], m[3]}
+		dup := false
+		for i, q := range keys {
+			if q.key == "" || q.err != p.err {
+				continue
+			}
+			switch {
+			case q.key == p.key, strings.HasPrefix(p.key, q.key+"::"):
+				dup = true
+			case strings.HasPrefix(q.key, p.key+"::"):
+				dup = true
+				keys[i].key = p.key
+				kept[i] = q.prefix + p.key + ": " + q.err
+			}
+			if dup {
+				break
+			}
+		}
+		if !dup {
+			kept, keys = append(kept, line), append(keys, p)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
 
 // validated is what validate prints on success, where it printed nothing: a user could not tell a
 // check that passed from one that did not run, and it says what validate does not check.

@@ -2,7 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/otelcol"
 	"gopkg.in/yaml.v3"
@@ -366,4 +374,79 @@ func TestOneVersion(t *testing.T) {
 			t.Errorf("README.md: %q, want v%s", m[0], Version)
 		}
 	}
+}
+
+// A configuration error the collector's validation finds twice, for a tls section and again for
+// the config embedded in it, is printed once, under the section's key, and still traced to the
+// section's variables: OTLP_CLIENT_CERT_FILE without OTLP_CLIENT_KEY_FILE, with agent.yaml.
+func TestSectionErrorPrintedOnce(t *testing.T) {
+	cert, _ := writeCertKey(t, t.TempDir(), "client")
+	for _, args := range [][]string{
+		{"validate", "--config", filepath.Join("..", "..", "exporter-config", "agent.yaml")},
+		{"--config", filepath.Join("..", "..", "exporter-config", "agent.yaml")}, // refused before anything starts
+	} {
+		out, code := otelcolItl(t, []string{"OTLP_ENDPOINT=gateway.example:4317", "OTLP_TOKEN=t", "OTLP_CLIENT_CERT_FILE=" + cert}, args...)
+		const msg = "TLS configuration must include both certificate and key"
+		if code != 1 || strings.Count(out, msg) != 1 {
+			t.Errorf("%v: exit status %d, want 1; %q printed %d times, want once:\n%s", args, code, msg, strings.Count(out, msg), out)
+		}
+		for _, want := range []string{"exporters::otlp_grpc::clientconfig::tls: " + msg, `OTLP_CLIENT_CERT_FILE="` + cert + `"`, "OTLP_CLIENT_KEY_FILE is unset"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: the output lacks %q:\n%s", args, want, out)
+			}
+		}
+	}
+}
+
+func TestOnceEach(t *testing.T) {
+	for in, want := range map[string]string{
+		"invalid configuration: a::b::tls: both\na::b::tls::config: both": "invalid configuration: a::b::tls: both",
+		"a::b::tls::config: both\na::b::tls: both\nc::d: other":           "a::b::tls: both\nc::d: other",
+		"a::b: same\na::b: same":                                          "a::b: same",
+		// Not a key within the other, or another error: both stay.
+		"a::b: same\na::bc: same":                "a::b: same\na::bc: same",
+		"a::b::tls: one\na::b::tls::config: two": "a::b::tls: one\na::b::tls::config: two",
+		"no key here\nno key here":               "no key here\nno key here",
+	} {
+		if got := onceEach(in); got != want {
+			t.Errorf("onceEach(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// writeCertKey writes a self-signed certificate for name and its private key as PEM files in dir,
+// and returns their paths.
+func writeCertKey(t *testing.T, dir, name string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		DNSNames:              []string{name, "localhost"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, name+"-cert.pem"), filepath.Join(dir, name+"-key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
