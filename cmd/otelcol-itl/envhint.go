@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,7 +199,8 @@ var secretName = regexp.MustCompile(`(?i)TOKEN|SECRET|PASSW|API_KEY|_KEY$|AUTH|C
 
 // explain returns the lines that name the variables behind the keys and values err mentions, or
 // "" when it mentions none. A key counts when the error names it and the component (or service
-// section) it belongs to; a value when the error prints it whole. A variable the error already
+// section) it belongs to; a value when the error prints it whole, and names the key's component as
+// the one that failed, if it names one (within). A variable the error already
 // names (a missing required one) is left out, and a secret's value is never printed.
 func (s *envSources) explain(err error) string {
 	if err == nil {
@@ -227,6 +229,7 @@ func (s *envSources) explain(err error) string {
 			}
 		}
 	}
+	scopes := failing(text)
 	var lines []string
 	seen := map[string]bool{}
 	for _, r := range refs {
@@ -241,7 +244,8 @@ func (s *envSources) explain(err error) string {
 			}
 			named = append(named, describe(v, r.secret()))
 		}
-		if len(named) == 0 || !(r.keyIn(text) || r.sectionIn(text) || r.valueIn(text) || together[r.key()]) {
+		byValue := (r.valueIn(text) || together[r.key()]) && r.within(scopes)
+		if len(named) == 0 || !(r.keyIn(text) || r.sectionIn(text) || byValue) {
 			continue
 		}
 		line := fmt.Sprintf("  %s is %q in %s: %s", r.key(), r.raw, r.doc, strings.Join(named, "; "))
@@ -254,6 +258,50 @@ func (s *envSources) explain(err error) string {
 		return ""
 	}
 	return "Set from environment variables (change the variable, not the file):\n" + strings.Join(lines, "\n")
+}
+
+// componentFailed matches the collector's errors that name the component that failed to start
+// or to be created: failed to start "otlp" receiver, failed to create "otlp_http" exporter for
+// data type "traces", failed to start receiver "otlp", failed to create extension "pprof".
+var componentFailed = regexp.MustCompile(`failed to (?:start|create) (?:"([^"]+)" (receiver|exporter|processor|connector|extension)|(receiver|exporter|processor|connector|extension) "([^"]+)")`)
+
+// failing returns the paths of the parts of the configuration text says failed: a component's
+// (receivers, otlp), every extension's where the error says only "failed to start extensions",
+// the collector's own telemetry's; none when it names none.
+func failing(text string) [][]string {
+	var out [][]string
+	for _, m := range componentFailed.FindAllStringSubmatch(text, -1) {
+		if m[1] != "" {
+			out = append(out, []string{m[2] + "s", m[1]})
+		} else {
+			out = append(out, []string{m[3] + "s", m[4]})
+		}
+	}
+	if strings.Contains(text, "failed to start extensions: ") {
+		out = append(out, []string{"extensions"})
+	}
+	for _, t := range []string{"failed to create meter provider: ", "failed to create tracer provider: ", "failed to create logger: "} {
+		if strings.Contains(text, t) {
+			out = append(out, []string{"service", "telemetry"})
+		}
+	}
+	return out
+}
+
+// within reports whether r's key is in one of scopes, or whether scopes is empty (the error names
+// no part). A value found in an error counts only for the part that failed: an agent whose
+// OTLP_ENDPOINT holds the address its own receiver cannot bind (the gateway on the same host) has
+// the receiver's variable to change, not the exporter's, which merely holds the same address.
+func (r envSource) within(scopes [][]string) bool {
+	if len(scopes) == 0 {
+		return true
+	}
+	for _, sc := range scopes {
+		if len(r.path) >= len(sc) && slices.Equal(r.path[:len(sc)], sc) {
+			return true
+		}
+	}
+	return false
 }
 
 // key writes r's path as the collector's errors do: readers[0]::pull, not readers::[0]::pull.

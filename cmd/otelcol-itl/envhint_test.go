@@ -248,3 +248,59 @@ func checkExplained(t *testing.T, got string, want []string) bool {
 	}
 	return true
 }
+
+// TestBindErrorNamesOnlyTheFailingPart: an agent whose receiver cannot bind its address names the
+// receiver's variable, not OTLP_ENDPOINT, which holds the same address (the gateway it sends to
+// on the same host) and which the error was matched to by value alone (found by an operator
+// running agent.yaml beside gateway.yaml with OTLP_GRPC_ENDPOINT left at the gateway's address).
+func TestBindErrorNamesOnlyTheFailingPart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	out, code := otelcolItl(t, []string{"OTLP_ENDPOINT=" + addr, "OTLP_TOKEN=t", "OTLP_GRPC_ENDPOINT=" + addr,
+		"OTLP_HTTP_ENDPOINT=127.0.0.1:0", "HEALTH_CHECK_ENDPOINT=127.0.0.1:0", "TELEMETRY_PORT=0"},
+		"--config", filepath.Join("..", "..", "exporter-config", "agent.yaml"))
+	if code != 1 || !strings.Contains(out, "address already in use") {
+		t.Fatalf("exit status %d, want 1 and a bind error:\n%s", code, out)
+	}
+	if want := `receivers::otlp::protocols::grpc::endpoint is "${env:OTLP_GRPC_ENDPOINT:-127.0.0.1:4317}"`; !strings.Contains(out, want) {
+		t.Errorf("the output lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "OTLP_ENDPOINT=") || strings.Contains(out, "exporters::otlp_grpc::endpoint") {
+		t.Errorf("the exporter's endpoint is named as a suspect of the receiver's bind error:\n%s", out)
+	}
+}
+
+// TestExplainValueInTheFailingPart: a value found in an error names the keys of the part the error
+// says failed (a receiver, the extensions, the collector's telemetry), not another key holding the
+// same value; an error naming no part names every key holding it, as before.
+func TestExplainValueInTheFailingPart(t *testing.T) {
+	t.Setenv("ITL_TEST_SAME", "127.0.0.1:24317")
+	s := noted(t, `{
+receivers: {otlp: {protocols: {grpc: {endpoint: "${env:ITL_TEST_SAME}"}}}},
+exporters: {otlp_grpc: {endpoint: "${env:ITL_TEST_SAME}"}},
+extensions: {health_check: {endpoint: "${env:ITL_TEST_SAME}"}}}`)
+	const bind = "listen tcp 127.0.0.1:24317: bind: address already in use"
+	for _, c := range []struct {
+		err       string
+		want, not []string
+	}{
+		{`cannot start pipelines: failed to start "otlp" receiver: ` + bind,
+			[]string{"receivers::otlp::protocols::grpc::endpoint"}, []string{"exporters::", "extensions::"}},
+		{"failed to start extensions: failed to bind to address 127.0.0.1:24317: " + bind,
+			[]string{"extensions::health_check::endpoint"}, []string{"exporters::", "receivers::"}},
+		{`failed to start "otlp_grpc/other" exporter: ` + bind, nil, nil},
+		{bind, []string{"receivers::", "exporters::", "extensions::"}, nil},
+	} {
+		got := s.explain(errors.New(c.err))
+		checkExplained(t, got, c.want)
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s: the explanation names %s:\n%s", c.err, n, got)
+			}
+		}
+	}
+}
