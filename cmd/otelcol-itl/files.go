@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,7 +22,8 @@ import (
 var tlsFileKeys = []string{"ca_file", "cert_file", "key_file", "client_ca_file"}
 
 // settingFiles refuses, at validate and before start, the files and directories a configuration
-// names that the collector could not use: a tls section's file that cannot be read, and a
+// names that the collector could not use: a tls section's file that cannot be read, a CA file that
+// is not a PEM certificate, a certificate and a key that are not a pair (tlsSection), and a
 // file_storage directory this user cannot write or create. The collector finds them only when the
 // component starts, so that validate passed a config whose OTLP_CA_FILE named no file, or whose
 // ITL_QUEUE_DIR was under /var/lib for a user other than root. Empty values are left alone: they
@@ -41,11 +45,11 @@ func (settingFilesConverter) Convert(_ context.Context, conf *confmap.Conf) erro
 				keys = append(keys, k)
 			}
 			sort.Strings(keys) // one error for each, in a stable order
+			if len(path) > 0 && path[len(path)-1] == "tls" {
+				errs = append(errs, tlsSection(path, v)...)
+			}
 			for _, k := range keys {
 				if len(path) > 0 && path[len(path)-1] == "tls" && slices.Contains(tlsFileKeys, k) {
-					if err := readable(v[k]); err != nil {
-						errs = append(errs, fmt.Errorf("%s: %w", strings.Join(append(path, k), "::"), err))
-					}
 					continue
 				}
 				walk(append(path[:len(path):len(path)], k), v[k])
@@ -60,6 +64,128 @@ func (settingFilesConverter) Convert(_ context.Context, conf *confmap.Conf) erro
 	return errors.Join(errs...)
 }
 
+// tlsSection refuses the files of the tls section at path that the component could not load: one
+// that cannot be read (readable), a CA file without a PEM certificate in it (caFile), a
+// certificate and a key that are not a pair (keyPair), which the collector found only as the
+// component started, without the key or the path ("failed to load TLS config: failed to load CA
+// CertPool File: failed to parse cert"). What is read is what configtls reads, and the verdict
+// its own: x509.CertPool.AppendCertsFromPEM, tls.X509KeyPair.
+func tlsSection(path []string, section map[string]any) []error {
+	var errs []error
+	contents := map[string][]byte{} // the readable files' contents, by key; nil: not checked
+	for _, k := range tlsFileKeys {
+		if err := readable(section[k]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(append(path, k), "::"), err))
+			continue
+		}
+		if name, _ := section[k].(string); strings.TrimSpace(name) != "" {
+			contents[k] = regularFile(name)
+		}
+	}
+	for _, k := range []string{"ca_file", "client_ca_file"} {
+		if data := contents[k]; data != nil {
+			if err := caFile(section[k].(string), data); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", strings.Join(append(path, k), "::"), err))
+			}
+		}
+	}
+	if cert, key := contents["cert_file"], contents["key_file"]; cert != nil && key != nil {
+		if err := keyPair(section["cert_file"].(string), cert, section["key_file"].(string), key); err != nil {
+			errs = append(errs, fmt.Errorf("%s, key_file: %w", strings.Join(append(path, "cert_file"), "::"), err))
+		}
+	}
+	return errs
+}
+
+// maxTLSFile bounds what regularFile reads: a CA bundle is hundreds of kilobytes.
+const maxTLSFile = 16 << 20
+
+// regularFile returns the contents of the regular file name, or nil for one that is not regular (a
+// named pipe, a device, which reading could block or never end), larger than maxTLSFile, or that
+// cannot be read: the component reads it, and says why, at start.
+func regularFile(name string) []byte {
+	st, err := os.Stat(name)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxTLSFile {
+		return nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data
+}
+
+// blockTypes returns the types of data's PEM blocks, in order.
+func blockTypes(data []byte) []string {
+	var types []string
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return types
+		}
+		types = append(types, b.Type)
+	}
+}
+
+// holds says what a PEM file that lacks the block it should hold holds instead, from its blocks'
+// types.
+func holds(types []string) string {
+	for _, t := range types {
+		if strings.HasSuffix(t, "PRIVATE KEY") {
+			return fmt.Sprintf("it holds a private key (a %q block)", t)
+		}
+	}
+	if len(types) == 0 {
+		return "it holds no PEM block"
+	}
+	return fmt.Sprintf("it holds a %q block", types[0])
+}
+
+// caFile reports why the CA file name, holding data, gives the component no certificate to trust.
+func caFile(name string, data []byte) error {
+	if x509.NewCertPool().AppendCertsFromPEM(data) {
+		return nil
+	}
+	const fix = "give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)"
+	types := blockTypes(data)
+	switch {
+	case len(strings.TrimSpace(string(data))) == 0:
+		return fmt.Errorf("%q is not a PEM certificate: it is empty; %s", name, fix)
+	case len(types) == 0 && certsDER(data):
+		return fmt.Errorf("%q is not a PEM certificate: it is a DER (binary) certificate; convert it (openssl x509 -inform der -in %s -out ca.pem) and give the PEM file", name, name)
+	case slices.Contains(types, "CERTIFICATE"):
+		return fmt.Errorf("%q is not a PEM certificate: its CERTIFICATE block does not parse; %s", name, fix)
+	}
+	return fmt.Errorf("%q is not a PEM certificate: %s; %s", name, holds(types), fix)
+}
+
+// certsDER reports whether data is one or more certificates in DER, as some CAs hand them out.
+func certsDER(data []byte) bool {
+	_, err := x509.ParseCertificates(data)
+	return err == nil
+}
+
+// keyPair reports why the certificate file and the key file, holding cert and key, are not a
+// certificate and its private key.
+func keyPair(certName string, cert []byte, keyName string, key []byte) error {
+	_, err := tls.X509KeyPair(cert, key)
+	if err == nil {
+		return nil
+	}
+	certTypes, keyTypes := blockTypes(cert), blockTypes(key)
+	hasKey := func(types []string) bool {
+		return slices.ContainsFunc(types, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") })
+	}
+	if !slices.Contains(certTypes, "CERTIFICATE") && hasKey(certTypes) && slices.Contains(keyTypes, "CERTIFICATE") && !hasKey(keyTypes) {
+		return fmt.Errorf("%q holds a private key and %q a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file", certName, keyName)
+	}
+	return fmt.Errorf("%q and %q are not a certificate and its private key (%v); give the certificate's PEM file in cert_file and the PEM file of its private key in key_file", certName, keyName, err)
+}
+
 // readable reports why the file v names cannot be read, or nil for an empty value (or one that is
 // not a string, which the component's own decoding refuses).
 func readable(v any) error {
@@ -67,7 +193,8 @@ func readable(v any) error {
 	if !ok || strings.TrimSpace(name) == "" {
 		return nil
 	}
-	f, err := os.Open(name)
+	// Without blocking: a named pipe opened for reading waits for a writer, and validate with it.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err == nil {
 		st, serr := f.Stat()
 		f.Close()

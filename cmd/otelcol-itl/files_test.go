@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -16,10 +18,7 @@ import (
 // sections are left alone.
 func TestTLSFilesReadable(t *testing.T) {
 	dir := t.TempDir()
-	pem := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(pem, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pem, _ := writeCertKey(t, dir, "ca")
 	missing := filepath.Join(dir, "missing.pem")
 	for _, c := range []struct {
 		name string
@@ -141,6 +140,130 @@ func TestValidateRefusesUnusableQueueDir(t *testing.T) {
 	for _, want := range []string{`extensions::file_storage::directory: "` + queue + `" cannot be created`, `ITL_QUEUE_DIR="` + queue + `"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestTLSFileContents: a tls section's files are refused at validate when the component could not
+// load them, with the key, the path and the fix, where validate passed them and the collector
+// failed at start without either ("failed to load CA CertPool File: failed to parse cert"): a CA
+// file that is not a PEM certificate (DER, text, a key, empty), a certificate and a key given
+// swapped or not a pair. What configtls takes is taken: a bundle with other blocks beside a
+// certificate, one file holding both the certificate and its key.
+func TestTLSFileContents(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeCertKey(t, dir, "client")
+	_, otherKey := writeCertKey(t, dir, "other")
+	write := func(name string, data []byte) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	certPEM, _ := os.ReadFile(cert)
+	keyPEM, _ := os.ReadFile(key)
+	block, _ := pem.Decode(certPEM)
+	der := write("ca.der", block.Bytes)
+	text := write("ca.txt", []byte("not a certificate\n"))
+	empty := write("empty.pem", nil)
+	broken := write("broken.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("junk")}))
+	bundle := write("bundle.pem", append(pem.EncodeToMemory(&pem.Block{Type: "TRUSTED COMMENT", Bytes: []byte("x")}), certPEM...))
+	both := write("both.pem", append(append([]byte{}, certPEM...), keyPEM...))
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exporter := func(tls map[string]any) map[string]any {
+		return map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": tls}}}
+	}
+	const fix = "; give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)"
+	for _, c := range []struct {
+		name string
+		conf map[string]any
+		want []string // substrings of the error, in order; none: no error
+	}{
+		{"a PEM CA, a certificate and its key", exporter(map[string]any{"ca_file": cert, "cert_file": cert, "key_file": key}), nil},
+		{"a bundle with another block", exporter(map[string]any{"ca_file": bundle}), nil},
+		{"the certificate and its key in one file", exporter(map[string]any{"cert_file": both, "key_file": both}), nil},
+		{"a named pipe is not read", exporter(map[string]any{"ca_file": fifo}), nil},
+		{"a certificate without its key (configtls says so)", exporter(map[string]any{"cert_file": text}), nil},
+		{"a DER CA", exporter(map[string]any{"ca_file": der}),
+			[]string{`exporters::otlp_grpc::tls::ca_file: "` + der + `" is not a PEM certificate: it is a DER (binary) certificate; convert it (openssl x509 -inform der -in ` + der + ` -out ca.pem) and give the PEM file`}},
+		{"a text file as CA", exporter(map[string]any{"ca_file": text}),
+			[]string{`exporters::otlp_grpc::tls::ca_file: "` + text + `" is not a PEM certificate: it holds no PEM block` + fix}},
+		{"a key as CA", exporter(map[string]any{"ca_file": key}),
+			[]string{`ca_file: "` + key + `" is not a PEM certificate: it holds a private key (a "PRIVATE KEY" block)` + fix}},
+		{"an empty CA", exporter(map[string]any{"ca_file": empty}), []string{`ca_file: "` + empty + `" is not a PEM certificate: it is empty` + fix}},
+		{"a CERTIFICATE block that does not parse", exporter(map[string]any{"ca_file": broken}),
+			[]string{`ca_file: "` + broken + `" is not a PEM certificate: its CERTIFICATE block does not parse` + fix}},
+		{"a receiver's client CA", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{"tls": map[string]any{
+			"cert_file": cert, "key_file": key, "client_ca_file": text}}}}}},
+			[]string{`receivers::otlp::protocols::grpc::tls::client_ca_file: "` + text + `" is not a PEM certificate`}},
+		{"swapped", exporter(map[string]any{"cert_file": key, "key_file": cert}),
+			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + key + `" holds a private key and "` + cert + `" a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file`}},
+		{"not a pair", exporter(map[string]any{"cert_file": cert, "key_file": otherKey}),
+			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + cert + `" and "` + otherKey + `" are not a certificate and its private key (tls: private key does not match public key); give the certificate's PEM file in cert_file and the PEM file of its private key in key_file`}},
+		{"a certificate as the key", exporter(map[string]any{"cert_file": cert, "key_file": cert}),
+			[]string{`are not a certificate and its private key (tls: found a certificate rather than a key in the PEM for the private key)`}},
+		{"each, in order", exporter(map[string]any{"ca_file": text, "cert_file": key, "key_file": cert}),
+			[]string{"tls::ca_file: ", "tls::cert_file, key_file: "}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := settingFilesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
+			if len(c.want) == 0 {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted, want %q", c.want)
+			}
+			last := -1
+			for _, w := range c.want {
+				i := strings.Index(err.Error(), w)
+				if i < 0 || i < last {
+					t.Errorf("the error lacks %q (or names it out of order):\n%v", w, err)
+				}
+				last = i
+			}
+		})
+	}
+}
+
+// TestValidateRefusesBadTLSFiles: otelcol-itl validate refuses agent.yaml with a CA file that is
+// not PEM, or a client certificate and key given swapped, naming the key, the path and the
+// variables behind them, where it said the configuration was valid.
+func TestValidateRefusesBadTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeCertKey(t, dir, "agent")
+	certPEM, _ := os.ReadFile(cert)
+	block, _ := pem.Decode(certPEM)
+	der := filepath.Join(dir, "gateway-ca.der")
+	if err := os.WriteFile(der, block.Bytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env  []string
+		want []string
+	}{
+		{[]string{"OTLP_CA_FILE=" + der},
+			[]string{`exporters::otlp_grpc::tls::ca_file: "` + der + `" is not a PEM certificate`, `OTLP_CA_FILE="` + der + `"`}},
+		{[]string{"OTLP_CLIENT_CERT_FILE=" + key, "OTLP_CLIENT_KEY_FILE=" + cert},
+			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + key + `" holds a private key and "` + cert + `" a certificate: the two are given swapped`,
+				`OTLP_CLIENT_CERT_FILE="` + key + `"`, "OTLP_CLIENT_KEY_FILE is set"}},
+	} {
+		out, code := otelcolItl(t, append([]string{"OTLP_ENDPOINT=gateway.example:4317", "OTLP_TOKEN=t"}, c.env...),
+			"validate", "--config", filepath.Join("..", "..", "exporter-config", "agent.yaml"))
+		if code != 1 {
+			t.Fatalf("%v: exit status %d, want 1\n%s", c.env, code, out)
+		}
+		for _, want := range c.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: the output lacks %q:\n%s", c.env, want, out)
+			}
 		}
 	}
 }

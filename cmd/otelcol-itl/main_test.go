@@ -47,6 +47,7 @@ func shippedConfigs(t *testing.T) []string {
 func setConfigEnv(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
+	cert, key := writeCertKey(t, dir, "gateway") // a certificate and its key (settingFiles reads them)
 	for k, v := range map[string]string{
 		"OTLP_ENDPOINT":               "127.0.0.1:14317",
 		"OTLP_TOKEN":                  "test-token",
@@ -54,17 +55,11 @@ func setConfigEnv(t *testing.T) {
 		"PROMETHEUS_REMOTE_WRITE_URL": "http://127.0.0.1:19090/api/v1/write",
 		"PROMETHEUS_OTLP_URL":         "http://127.0.0.1:19090/api/v1/otlp",
 		"GATEWAY_TOKEN":               "test-gateway-token",
-		"TLS_CERT_FILE":               filepath.Join(dir, "cert.pem"),
-		"TLS_KEY_FILE":                filepath.Join(dir, "key.pem"),
+		"TLS_CERT_FILE":               cert,
+		"TLS_KEY_FILE":                key,
 		"ITL_QUEUE_DIR":               filepath.Join(dir, "queue"),
 	} {
 		t.Setenv(k, v)
-	}
-	// The files must exist (tlsFiles); what they hold is read only at start.
-	for _, f := range []string{"cert.pem", "key.pem"} {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
