@@ -72,11 +72,6 @@ func get(v any, path ...string) any {
 	return v
 }
 
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
 func str(v any) string {
 	if v == nil {
 		return ""

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -56,4 +58,259 @@ func (baseEndpointsConverter) Convert(_ context.Context, conf *confmap.Conf) err
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// addresses refuses, at validate and before start, an address no component could use, which
+// validate passed: a listen address (a receiver's, the health check's, the profiler's, a
+// Prometheus exporter's, the collector's own telemetry) without a port, with a port beyond 65535,
+// a scheme, or a host that is no host name (a space in it); an exporter's endpoint with such a
+// port or host, and an OTLP/HTTP endpoint without http:// or https://. A listen address failed
+// only as the collector started ("listen tcp: address 70000: invalid port"); an exporter's endpoint
+// only at its first send, every span and metric then dropped or retried with nothing said at start.
+// Only what needs no network is checked: whether a host resolves or an endpoint answers is not.
+func addresses() confmap.ConverterFactory {
+	return confmap.NewConverterFactory(func(confmap.ConverterSettings) confmap.Converter { return addressesConverter{} })
+}
+
+type addressesConverter struct{}
+
+func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
+	var errs []error
+	check := func(key string, v any, valid func(string) error) {
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+		case int, int64, uint64: // a variable's digits, which the resolver makes a number and the component's decoding a string again
+			s = fmt.Sprint(v)
+		}
+		if strings.TrimSpace(s) == "" {
+			return // the component's default, or a type its own decoding refuses
+		}
+		if err := valid(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	section := func(name string) (map[string]map[string]any, []string) {
+		m, _ := conf.Get(name).(map[string]any)
+		out := map[string]map[string]any{}
+		for id, v := range m {
+			out[id], _ = v.(map[string]any)
+		}
+		return out, sortedKeys(m)
+	}
+	receivers, ids := section("receivers")
+	for _, id := range ids {
+		protocols, _ := receivers[id]["protocols"].(map[string]any)
+		for _, p := range sortedKeys(protocols) {
+			settings, _ := protocols[p].(map[string]any)
+			if t, _ := settings["transport"].(string); t != "" && !strings.HasPrefix(t, "tcp") {
+				continue // a unix socket's path
+			}
+			check("receivers::"+id+"::protocols::"+p+"::endpoint", settings["endpoint"], listenAddress)
+		}
+	}
+	extensions, ids := section("extensions")
+	for _, id := range ids {
+		if typ, _, _ := strings.Cut(id, "/"); typ == "health_check" || typ == "pprof" || typ == "zpages" {
+			check("extensions::"+id+"::endpoint", extensions[id]["endpoint"], listenAddress)
+		}
+	}
+	exporters, ids := section("exporters")
+	for _, id := range ids {
+		settings := exporters[id]
+		switch typ, _, _ := strings.Cut(id, "/"); typ {
+		case "prometheus":
+			check("exporters::"+id+"::endpoint", settings["endpoint"], listenAddress)
+		case "otlp", "otlp_grpc":
+			check("exporters::"+id+"::endpoint", settings["endpoint"], grpcTarget)
+		case "otlp_http", "otlphttp":
+			for _, k := range []string{"endpoint", "traces_endpoint", "metrics_endpoint", "logs_endpoint"} {
+				check("exporters::"+id+"::"+k, settings[k], httpURL)
+			}
+		}
+	}
+	readers, _ := conf.Get("service::telemetry::metrics::readers").([]any)
+	for i, r := range readers {
+		prom, _ := confmap.NewFromStringMap(asMap(r)).Get("pull::exporter::prometheus").(map[string]any)
+		if prom == nil {
+			continue
+		}
+		key := fmt.Sprintf("service::telemetry::metrics::readers[%d]::pull::exporter::prometheus::", i)
+		check(key+"host", prom["host"], func(h string) error { return validHost(h, h) })
+		check(key+"port", prom["port"], listenPort)
+	}
+	return errors.Join(errs...)
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// sortedKeys returns m's keys in order: one error for each, in a stable order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// listenAddress reports why a cannot be listened on: host:port, the host empty for every
+// interface, the port from 0 (any free one) to 65535 or a service's name.
+func listenAddress(a string) error {
+	if strings.Contains(a, "://") {
+		if u, err := url.Parse(a); err == nil && u.Host != "" {
+			return fmt.Errorf("%q is a URL; a listen address is host:port, without a scheme: %q", a, u.Host)
+		}
+		return fmt.Errorf("%q is a URL; a listen address is host:port, without a scheme", a)
+	}
+	if _, err := strconv.Atoi(a); err == nil {
+		return fmt.Errorf("%q is a port alone; write \":%s\" for every interface, or \"127.0.0.1:%s\" for this machine alone", a, a, a)
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) && ae.Err == "missing port in address" {
+			return fmt.Errorf("%q has no port; write it as host:port (%s:<port>)", a, a)
+		}
+		return fmt.Errorf("%q is not host:port (%s); write it as host:port, such as 127.0.0.1:4317", a, errText(err))
+	}
+	if err := validHost(a, host); err != nil {
+		return err
+	}
+	if err := listenPort(port); err != nil {
+		return fmt.Errorf("%q: %w", a, err)
+	}
+	return nil
+}
+
+// listenPort reports why port is none a listener can take.
+func listenPort(port string) error {
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		if _, lerr := net.LookupPort("tcp", port); lerr == nil {
+			return nil // a service's name, such as http, as net.Listen takes it
+		}
+		return fmt.Errorf("port %q is not a number; give a port from 1 to 65535", port)
+	}
+	if n < 0 || n > 65535 {
+		return fmt.Errorf("port %d is outside 0 to 65535; give a port from 1 to 65535", n)
+	}
+	return nil
+}
+
+// grpcTarget reports why the OTLP/gRPC exporter's endpoint a cannot be dialled: its port beyond
+// 65535 or 0, its host no host name. What configgrpc refuses itself (no port, a port that is not a
+// number) and what it passes to a gRPC resolver (dns:///..., unix://) are left to it.
+func grpcTarget(a string) error {
+	target := a
+	switch {
+	case strings.HasPrefix(target, "http://"), strings.HasPrefix(target, "https://"):
+		_, target, _ = strings.Cut(target, "://")
+	case strings.Contains(target, "://"):
+		return nil
+	}
+	host, port, err := net.SplitHostPort(target)
+	if err != nil {
+		return nil
+	}
+	if err := validHost(a, host); err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) {
+		return fmt.Errorf("%q: port %d is outside 1 to 65535; give the port of the backend", a, n)
+	}
+	return nil
+}
+
+// httpURL reports why the OTLP/HTTP exporter's endpoint a cannot be sent to: not an http:// or
+// https:// URL with a host, its port beyond 65535. Without a scheme, "backend:4318" is a URL of
+// scheme "backend", which the exporter takes, and every request fails ("unsupported protocol
+// scheme").
+func httpURL(a string) error {
+	u, err := url.Parse(a)
+	shown := redact(a) // a password in the URL is not printed
+	switch {
+	case !strings.Contains(a, "://"):
+		return fmt.Errorf("%q has no scheme; write http://%s or https://%s", shown, shown, shown)
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which holds the password
+		}
+		return fmt.Errorf("%q is not a URL (%v); write it as http://host:port or https://host[:port]", shown, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: the scheme is %q, where the exporter speaks http or https; write http:// or https://", u.Redacted(), u.Scheme)
+	case u.Hostname() == "":
+		return fmt.Errorf("%q has no host; write it as %s://host:port", u.Redacted(), u.Scheme)
+	}
+	if err := validHost(u.Redacted(), u.Hostname()); err != nil {
+		return err
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: port %s is outside 1 to 65535; give the port of the backend", u.Redacted(), p)
+		}
+	}
+	return nil
+}
+
+// validHost reports why host, in the address a, is neither empty, an IP address nor a host name
+// (labels of letters, digits, hyphens and underscores, joined by dots).
+func validHost(a, host string) error {
+	if host == "" {
+		return nil
+	}
+	ip, _, _ := strings.Cut(host, "%") // an IPv6 address's zone
+	if net.ParseIP(ip) != nil {
+		return nil
+	}
+	name := strings.TrimSuffix(host, ".")
+	ok := len(name) > 0 && len(name) <= 253
+	for _, label := range strings.Split(name, ".") {
+		if label == "" || len(label) > 63 {
+			ok = false
+		}
+		for _, c := range label {
+			if !(c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%q: %q is not a host name or an IP address; give the host's name or address", a, host)
+	}
+	return nil
+}
+
+// redact returns the URL a with the password in it, if any, written xxxxx, as url.URL.Redacted
+// does, for one url.Parse cannot read.
+func redact(a string) string {
+	rest := a
+	if _, after, ok := strings.Cut(a, "://"); ok {
+		rest = after
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return a
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return a
+	}
+	start := len(a) - len(rest)
+	return a[:start] + user + ":xxxxx" + a[start+at:]
+}
+
+// errText is err's text without the address net's errors repeat: "too many colons".
+func errText(err error) string {
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return ae.Err
+	}
+	return err.Error()
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
 )
 
 // TestOTLPHTTPEndpointIsABase: an OTLP/HTTP exporter's endpoint that already ends in a signal's
@@ -33,6 +37,115 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [` + strings.SplitN
 			t.Errorf("%s: %v, want an error with %q", c.exporter, err, c.want)
 		case c.want != "" && strings.Contains(err.Error(), "secret"):
 			t.Errorf("%s: the error shows the password: %v", c.exporter, err)
+		}
+	}
+}
+
+// TestAddresses: an address no component could use is refused with the key, the value and the
+// fix, where validate passed it and the collector failed at start (a listen address) or at every
+// send (an exporter's endpoint). Addresses a component takes are taken: every interface, IPv6, a
+// service's name for a port, a gRPC resolver's target, a unix socket.
+func TestAddresses(t *testing.T) {
+	receiver := func(endpoint any) map[string]any {
+		return map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": endpoint}}}}}
+	}
+	exporter := func(id, key string, endpoint any) map[string]any {
+		return map[string]any{"exporters": map[string]any{id: map[string]any{key: endpoint}}}
+	}
+	telemetry := func(host, port any) map[string]any {
+		return map[string]any{"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{
+			map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": host, "port": port}}}}}}}}}
+	}
+	const grpcKey = "receivers::otlp::protocols::grpc::endpoint: "
+	for _, c := range []struct {
+		name string
+		conf map[string]any
+		want string // substring of the error; "": none
+	}{
+		{"loopback", receiver("127.0.0.1:4317"), ""},
+		{"every interface", receiver(":4317"), ""},
+		{"IPv6", receiver("[::1]:4317"), ""},
+		{"a host name", receiver("collector-0.internal_zone.example:4317"), ""},
+		{"a service's name as port", receiver("127.0.0.1:http"), ""},
+		{"empty: the default", receiver(""), ""},
+		{"a variable's digits, resolved as a number", receiver(14317), grpcKey + `"14317" is a port alone`},
+		{"another type: the component's decoding says", receiver([]any{"x"}), ""},
+		{"a unix socket", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{
+			"endpoint": "/run/otel.sock", "transport": "unix"}}}}}, ""},
+		{"a port beyond 65535", receiver("127.0.0.1:70000"), grpcKey + `"127.0.0.1:70000": port 70000 is outside 0 to 65535; give a port from 1 to 65535`},
+		{"a negative port", receiver("127.0.0.1:-1"), `port -1 is outside 0 to 65535`},
+		{"a port that is no number", receiver("127.0.0.1:abc"), grpcKey + `"127.0.0.1:abc": port "abc" is not a number`},
+		{"no port", receiver("127.0.0.1"), grpcKey + `"127.0.0.1" has no port; write it as host:port (127.0.0.1:<port>)`},
+		{"a port alone", receiver("14317"), grpcKey + `"14317" is a port alone; write ":14317" for every interface, or "127.0.0.1:14317" for this machine alone`},
+		{"a URL", receiver("http://0.0.0.0:4317"), grpcKey + `"http://0.0.0.0:4317" is a URL; a listen address is host:port, without a scheme: "0.0.0.0:4317"`},
+		{"a space in the host", receiver("gate way:4317"), grpcKey + `"gate way:4317": "gate way" is not a host name or an IP address`},
+		{"too many colons", receiver("1:2:3"), grpcKey + `"1:2:3" is not host:port (too many colons in address)`},
+		{"the health check", map[string]any{"extensions": map[string]any{"health_check": map[string]any{"endpoint": "0.0.0.0:99999"}}},
+			`extensions::health_check::endpoint: "0.0.0.0:99999": port 99999 is outside`},
+		{"a Prometheus exporter listens", exporter("prometheus", "endpoint", "8889"), `exporters::prometheus::endpoint: "8889" is a port alone`},
+		{"the telemetry's port", telemetry("127.0.0.1", 70000),
+			`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside 0 to 65535`},
+		{"the telemetry's host", telemetry("my host", 8888), `readers[0]::pull::exporter::prometheus::host: "my host": "my host" is not a host name`},
+		{"the telemetry's defaults", telemetry("127.0.0.1", 8888), ""},
+		{"a gRPC backend", exporter("otlp_grpc", "endpoint", "gateway.example:4317"), ""},
+		{"a gRPC backend, with https://", exporter("otlp_grpc", "endpoint", "https://gateway.example:443"), ""},
+		{"a gRPC resolver's target", exporter("otlp_grpc", "endpoint", "dns:///gateway.example:4317"), ""},
+		{"a gRPC backend's port beyond 65535", exporter("otlp_grpc/gateway", "endpoint", "gateway.example:70000"),
+			`exporters::otlp_grpc/gateway::endpoint: "gateway.example:70000": port 70000 is outside 1 to 65535; give the port of the backend`},
+		{"a gRPC backend's port 0", exporter("otlp_grpc", "endpoint", "gateway.example:0"), `port 0 is outside 1 to 65535`},
+		{"a gRPC backend's host", exporter("otlp_grpc", "endpoint", "gate way:4317"), `exporters::otlp_grpc::endpoint: "gate way:4317": "gate way" is not a host name`},
+		{"an OTLP/HTTP backend", exporter("otlp_http", "endpoint", "https://intake.example/otlp"), ""},
+		{"an OTLP/HTTP backend without a scheme", exporter("otlp_http", "endpoint", "gateway.example:4318"),
+			`exporters::otlp_http::endpoint: "gateway.example:4318" has no scheme; write http://gateway.example:4318 or https://gateway.example:4318`},
+		{"an IP without a scheme", exporter("otlphttp", "traces_endpoint", "127.0.0.1:4318"), `exporters::otlphttp::traces_endpoint: "127.0.0.1:4318" has no scheme`},
+		{"another scheme", exporter("otlp_http", "endpoint", "grpc://gateway:4317"), `"grpc://gateway:4317": the scheme is "grpc", where the exporter speaks http or https`},
+		{"an OTLP/HTTP backend's port", exporter("otlp_http", "metrics_endpoint", "http://gateway:70000/v1/metrics"),
+			`exporters::otlp_http::metrics_endpoint: "http://gateway:70000/v1/metrics": port 70000 is outside 1 to 65535`},
+		{"no host", exporter("otlp_http", "endpoint", "http:///v1"), `"http:///v1" has no host`},
+		{"a URL that does not parse, its password hidden", exporter("otlp_http", "endpoint", "https://user:s3cr3t@gate way:4318"),
+			`"https://user:xxxxx@gate way:4318" is not a URL (invalid character " " in host name)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := addressesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("error %v, want %q", err, c.want)
+			case err != nil && strings.Contains(err.Error(), "s3cr3t"):
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+}
+
+// TestValidateRefusesBadAddresses: validate refuses a shipped config whose variable gives an
+// address no component could use, naming the key, the value and the variable, where it said the
+// configuration was valid and the collector failed at start, or at every send.
+func TestValidateRefusesBadAddresses(t *testing.T) {
+	setConfigEnv(t)
+	for _, c := range []struct {
+		config, env string
+		want        []string
+	}{
+		{"agent.yaml", "OTLP_GRPC_ENDPOINT=127.0.0.1:70000",
+			[]string{`receivers::otlp::protocols::grpc::endpoint: "127.0.0.1:70000": port 70000 is outside`, `OTLP_GRPC_ENDPOINT="127.0.0.1:70000"`}},
+		{"gateway.yaml", "GATEWAY_GRPC_ENDPOINT=14317",
+			[]string{`receivers::otlp::protocols::grpc::endpoint: "14317" is a port alone`, `GATEWAY_GRPC_ENDPOINT="14317"`}},
+		{"otlphttp.yaml", "OTLP_HTTP_URL=gateway.example:4318",
+			[]string{`exporters::otlp_http::endpoint: "gateway.example:4318" has no scheme; write http://gateway.example:4318`, `OTLP_HTTP_URL="gateway.example:4318"`}},
+		{"otlp.yaml", "TELEMETRY_PORT=70000",
+			[]string{`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside`, `TELEMETRY_PORT="70000"`}},
+	} {
+		out, code := otelcolItl(t, []string{c.env}, "validate", "--config", filepath.Join("..", "..", "exporter-config", c.config))
+		if code != 1 {
+			t.Errorf("%s with %s: exit status %d, want 1\n%s", c.config, c.env, code, out)
+			continue
+		}
+		for _, want := range c.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s with %s: the output lacks %q:\n%s", c.config, c.env, want, out)
+			}
 		}
 	}
 }

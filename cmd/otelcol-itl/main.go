@@ -10,10 +10,12 @@
 // endpoint they cannot run without, so that the collector refuses to start, naming the variable,
 // rather than send an empty token. An error about a value a variable set names the variable too
 // (envSources). It also refuses an OTLP/HTTP exporter whose endpoint already ends in /v1/traces
-// or /v1/metrics, to which the exporter would append them again (baseEndpoints), and a TLS file
-// that cannot be read or does not hold what its key needs (a CA file that is not a PEM
-// certificate, a certificate and a key that are not a pair) or a queue directory that cannot be
-// written (settingFiles), which the collector would find only as the component started.
+// or /v1/metrics, to which the exporter would append them again (baseEndpoints), an address no
+// component could use (a listen address without a port or beyond 65535, an OTLP/HTTP endpoint
+// without http://: addresses), and a TLS file that cannot be read or does not hold what its key
+// needs (a CA file that is not a PEM certificate, a certificate and a key that are not a pair) or
+// a queue directory that cannot be written (settingFiles), which the collector would find only as
+// the component started, or at its first send.
 package main
 
 import (
@@ -64,7 +66,7 @@ func settings() (otelcol.CollectorSettings, *envSources) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), settingFiles()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles()},
 				DefaultScheme:      "env",
 			},
 		},
@@ -147,8 +149,8 @@ func onceEach(msg string) string {
 
 // validated is what validate prints on success, where it printed nothing: a user could not tell a
 // check that passed from one that did not run, and it says what validate does not check.
-const validated = "The configuration is valid: every component's settings were checked, and the TLS files and directories they name. " +
-	"Whether a peer trusts the certificates, addresses in use and endpoints that cannot be reached show only when the collector starts."
+const validated = "The configuration is valid: every component's settings were checked, with the TLS files, directories and addresses they name. " +
+	"Whether a peer trusts the certificates, an address is free or an endpoint answers shows only when the collector starts."
 
 // isValidate reports whether args run the validate subcommand, as cobra finds it: after the
 // flags too (otelcol-itl --config c.yaml validate), not only first.
