@@ -153,10 +153,19 @@ const validated = "The configuration is valid: every component's settings were c
 	"Whether a peer trusts the certificates, an address is free or an endpoint answers shows only when the collector starts."
 
 // isValidate reports whether args run the validate subcommand, as cobra finds it: after the
-// flags too (otelcol-itl --config c.yaml validate), not only first.
+// flags too (otelcol-itl --config c.yaml validate), not only first. validate -h prints its help
+// and validates nothing, so it is not a validation: the success line would claim one.
 func isValidate(args []string) bool {
-	cmd, _, err := otelcol.NewCommand(Settings()).Find(args)
-	return err == nil && cmd.Name() == "validate"
+	cmd, rest, err := otelcol.NewCommand(Settings()).Find(args)
+	if err != nil || cmd.Name() != "validate" {
+		return false
+	}
+	cmd.InitDefaultHelpFlag()
+	if cmd.ParseFlags(rest) != nil {
+		return true // validate fails on the flags, and says so: no success line either way
+	}
+	help, _ := cmd.Flags().GetBool("help")
+	return !help
 }
 
 // validateLog shows validate's users what the configuration providers log while it resolves: that

@@ -312,6 +312,16 @@ service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}
 	}
 }
 
+// TestValidateHelp: validate's help validates nothing, and so says nothing of a configuration.
+func TestValidateHelp(t *testing.T) {
+	for _, args := range [][]string{{"validate", "-h"}, {"validate", "--help"}, {"--config", "x.yaml", "validate", "-h"}, {"help", "validate"}} {
+		stdout, stderr, code := otelcolItlStreams(t, nil, args...)
+		if code != 0 || !strings.Contains(stdout, "Usage:") || strings.Contains(stdout+stderr, validated) {
+			t.Errorf("%v: exit status %d, want 0; stdout:\n%s\nstderr:\n%s\nwant the usage and no success line", args, code, stdout, stderr)
+		}
+	}
+}
+
 // TestValidateErrorOnStderr: a configuration validate refuses prints its error on stderr and
 // nothing on stdout, with exit status 1.
 func TestValidateErrorOnStderr(t *testing.T) {
