@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"crypto/tls"
 	"maps"
 	"net"
@@ -21,16 +22,24 @@ import (
 )
 
 // startAgent runs a shipped config on fresh loopback ports with env added, and waits for its
-// receivers.
+// receivers. A collector that exits because one of its ports was taken since freePort handed it
+// out is started again on new ports, up to three times, as startShipped does.
 func startAgent(t *testing.T, bin, config string, env []string) (*proc, collectorPorts) {
 	t.Helper()
-	ports := newCollectorPorts(t)
-	p := start(t, "agent-"+strings.TrimSuffix(config, ".yaml"), append(ports.env(), env...), bin,
-		"--config", filepath.Join(repoRoot(), "exporter-config", config))
-	if err := waitListening(p, 30*time.Second, ports.grpc, ports.http); err != nil {
+	for attempt := 1; ; attempt++ {
+		ports := newCollectorPorts(t)
+		p := start(t, fmt.Sprintf("agent-%s-%d", strings.TrimSuffix(config, ".yaml"), attempt), append(ports.env(), env...), bin,
+			"--config", filepath.Join(repoRoot(), "exporter-config", config))
+		err := waitListening(p, 30*time.Second, ports.grpc, ports.http)
+		if err == nil {
+			return p, ports
+		}
+		if b, _ := os.ReadFile(p.log); attempt < 3 && bytes.Contains(b, []byte("address already in use")) {
+			t.Logf("%s: a port was taken before the collector bound it; starting again on new ports", config)
+			continue
+		}
 		t.Fatal(err)
 	}
-	return p, ports
 }
 
 // sendGeneration sends one generation of chunks chunks to the agent's OTLP/gRPC receiver, in
