@@ -3,8 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"crypto/tls"
+	"fmt"
 	"maps"
 	"net"
 	"net/http"
