@@ -1,10 +1,7 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -13,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/otelcol"
 	"go.uber.org/zap"
+
+	"github.com/otelitl/itl/internal/readme"
 )
 
 // featureGatesDefault is what README.md writes for --feature-gates' default. The flag's own default
@@ -63,7 +62,7 @@ func TestREADMEFlags(t *testing.T) {
 		t.Fatalf("the command defines %d flags: %v", len(want), want)
 	}
 	got := map[string]string{}
-	for _, r := range readmeTable(t, "README.md", "## Flags") {
+	for _, r := range readme.Table(t, "README.md", "## Flags") {
 		if len(r) < 3 {
 			t.Errorf("README.md: flag row %q has %d cells, want flag | default | what it does", r, len(r))
 			continue
@@ -76,7 +75,7 @@ func TestREADMEFlags(t *testing.T) {
 			t.Errorf("README.md: %s says nothing of what it does", r[0])
 		}
 	}
-	readmeCompare(t, "flag", want, got)
+	readme.Compare(t, "otelcol-itl", "flag", want, got)
 }
 
 // TestREADMESubcommands: README.md's table of subcommands is the command's, and each row names
@@ -87,7 +86,7 @@ func TestREADMESubcommands(t *testing.T) {
 	root := map[string]bool{}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) { root[f.Name] = true })
 	rows := map[string]string{}
-	for _, r := range readmeTable(t, "README.md", "## Subcommands") {
+	for _, r := range readme.Table(t, "README.md", "## Subcommands") {
 		rows[r[0]] = strings.Join(r[1:], " | ")
 	}
 	want := map[string]string{}
@@ -119,7 +118,7 @@ func TestREADMESubcommands(t *testing.T) {
 	for k := range rows {
 		got[k] = ""
 	}
-	readmeCompare(t, "subcommand", want, got)
+	readme.Compare(t, "otelcol-itl", "subcommand", want, got)
 }
 
 // TestREADMESources: README.md's table of configuration sources names every scheme the
@@ -134,14 +133,14 @@ func TestREADMESources(t *testing.T) {
 		want["`"+p.Scheme()+":`"] = ""
 	}
 	got := map[string]string{}
-	for _, r := range readmeTable(t, "README.md", "## Configuration sources") {
+	for _, r := range readme.Table(t, "README.md", "## Configuration sources") {
 		got[r[0]] = ""
 	}
-	readmeCompare(t, "scheme", want, got)
-	if n := len(readmeTable(t, "README.md", "## Converters")); n != len(rs.ConverterFactories) {
+	readme.Compare(t, "otelcol-itl", "scheme", want, got)
+	if n := len(readme.Table(t, "README.md", "## Converters")); n != len(rs.ConverterFactories) {
 		t.Errorf("README.md's table of converters has %d rows, the distribution adds %d converters", n, len(rs.ConverterFactories))
 	}
-	if !strings.Contains(readmeText(t, "README.md"), "default scheme is `"+rs.DefaultScheme+"`") {
+	if !strings.Contains(readme.Text(t, "README.md"), "default scheme is `"+rs.DefaultScheme+"`") {
 		t.Errorf("README.md does not say that the default scheme is `%s`", rs.DefaultScheme)
 	}
 }
@@ -166,7 +165,7 @@ func TestREADMEComponents(t *testing.T) {
 	add("extensions", readmeNames(f.Extensions))
 	got := map[string]string{}
 	quoted := regexp.MustCompile("`([^`]+)`")
-	for _, r := range readmeTable(t, "README.md", "## Components") {
+	for _, r := range readme.Table(t, "README.md", "## Components") {
 		if len(r) < 2 {
 			t.Errorf("README.md: component row %q, want kind | components", r)
 			continue
@@ -175,12 +174,12 @@ func TestREADMEComponents(t *testing.T) {
 			got[r[0]+" `"+m[1]+"`"] = ""
 		}
 	}
-	readmeCompare(t, "component", want, got)
+	readme.Compare(t, "otelcol-itl", "component", want, got)
 }
 
 // TestREADMELinks: every relative link of README.md names a file that exists and, with an anchor
 // into a Markdown file, a heading of that file.
-func TestREADMELinks(t *testing.T) { checkREADMELinks(t, "README.md") }
+func TestREADMELinks(t *testing.T) { readme.CheckLinks(t, "README.md") }
 
 func readmeNames[F interface{ Type() T }, T interface{ String() string }, K comparable](m map[K]F) []string {
 	var out []string
@@ -188,159 +187,4 @@ func readmeNames[F interface{ Type() T }, T interface{ String() string }, K comp
 		out = append(out, f.Type().String())
 	}
 	return out
-}
-
-// readmeCompare fails for each key of want not in got or with another value, and each key of got not
-// in want.
-func readmeCompare(t *testing.T, what string, want, got map[string]string) {
-	t.Helper()
-	for _, k := range readmeSortedKeys(want) {
-		g, ok := got[k]
-		switch {
-		case !ok:
-			t.Errorf("README.md has no %s %s, which otelcol-itl has", what, k)
-		case g != want[k]:
-			t.Errorf("README.md: %s %s has default %s, otelcol-itl %s", what, k, g, want[k])
-		}
-	}
-	for _, k := range readmeSortedKeys(got) {
-		if _, ok := want[k]; !ok {
-			t.Errorf("README.md lists %s %s, which otelcol-itl does not have", what, k)
-		}
-	}
-}
-
-func readmeText(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// readmeTable returns the cells of every body row of the first table after the line heading in
-// path, trimmed.
-func readmeTable(t *testing.T, path, heading string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	start := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == heading {
-			start = i
-			break
-		}
-	}
-	if start < 0 {
-		t.Fatalf("%s has no line %q", path, heading)
-	}
-	var rows [][]string
-	inTable := false
-	for _, l := range lines[start+1:] {
-		if strings.HasPrefix(l, "#") && !inTable {
-			break // the next section, with no table in this one
-		}
-		if !strings.HasPrefix(l, "|") {
-			if inTable {
-				break
-			}
-			continue
-		}
-		if !inTable { // the header row, then the separator
-			inTable = true
-			continue
-		}
-		if strings.HasPrefix(l, "| ---") || strings.HasPrefix(l, "|---") {
-			continue
-		}
-		var cells []string
-		for _, c := range strings.Split(strings.Trim(strings.TrimSpace(l), "|"), " | ") {
-			cells = append(cells, strings.TrimSpace(c))
-		}
-		rows = append(rows, cells)
-	}
-	if len(rows) == 0 {
-		t.Fatalf("%s has no table under %q", path, heading)
-	}
-	return rows
-}
-
-// checkREADMELinks fails for each relative link in path whose file does not exist, or whose anchor is no
-// heading of the Markdown file it points into (by GitHub's rule: lower case, punctuation dropped,
-// spaces as hyphens).
-func checkREADMELinks(t *testing.T, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	links := regexp.MustCompile(`\]\(([^)\s]+)\)`).FindAllStringSubmatch(string(b), -1)
-	checked := 0
-	for _, l := range links {
-		target := l[1]
-		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-			continue
-		}
-		file, anchor, _ := strings.Cut(target, "#")
-		if file == "" {
-			file = filepath.Base(path)
-		}
-		file = filepath.Join(filepath.Dir(path), file)
-		if _, err := os.Stat(file); err != nil {
-			t.Errorf("%s links %s: %v", path, target, err)
-			continue
-		}
-		checked++
-		if anchor == "" || !strings.HasSuffix(file, ".md") {
-			continue
-		}
-		if !readmeAnchors(t, file)[anchor] {
-			t.Errorf("%s links %s: %s has no heading whose anchor is #%s", path, target, file, anchor)
-		}
-	}
-	if checked < 3 {
-		t.Fatalf("%s: only %d relative links checked", path, checked)
-	}
-}
-
-// readmeAnchors returns the anchors GitHub gives the headings of a Markdown file.
-func readmeAnchors(t *testing.T, path string) map[string]bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	anchors := map[string]bool{}
-	fence := false
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "```") {
-			fence = !fence
-		}
-		if fence || !strings.HasPrefix(l, "#") {
-			continue
-		}
-		var a strings.Builder
-		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#"))) {
-			switch {
-			case r == ' ':
-				a.WriteRune('-')
-			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
-				a.WriteRune(r)
-			}
-		}
-		anchors[a.String()] = true
-	}
-	return anchors
-}
-
-func readmeSortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/otelitl/itl/internal/otlpenv"
+	"github.com/otelitl/itl/internal/readme"
 )
 
 // TestREADMEFlags: README.md's table of flags is the flags otelitl-proxy defines, as -h prints them
@@ -54,7 +53,7 @@ func TestREADMEFlags(t *testing.T) {
 		t.Fatalf("found %d flags in -h:\n%s", len(want), help.String())
 	}
 	got := map[string]flagDoc{}
-	for _, r := range readmeTable(t, "README.md", "## Flags") {
+	for _, r := range readme.Table(t, "README.md", "## Flags") {
 		if len(r) < 4 {
 			t.Errorf("README.md: flag row %q has %d cells, want flag | environment variable | default | what it does", r, len(r))
 			continue
@@ -95,7 +94,7 @@ func TestREADMEFlags(t *testing.T) {
 // proxy's exporter setup reads (otlpenv.Vars, and OTEL_TRACES_SAMPLER, which it checks).
 func TestREADMEOTelVariables(t *testing.T) {
 	var table strings.Builder
-	for _, r := range readmeTable(t, "README.md", "### Where the spans go") {
+	for _, r := range readme.Table(t, "README.md", "### Where the spans go") {
 		table.WriteString(strings.Join(r, " | ") + "\n")
 	}
 	for _, v := range append(append([]string(nil), otlpenv.Vars...), "OTEL_TRACES_SAMPLER") {
@@ -107,7 +106,7 @@ func TestREADMEOTelVariables(t *testing.T) {
 
 // TestREADMELinks: every relative link of README.md names a file that exists and, with an anchor
 // into a Markdown file, a heading of that file.
-func TestREADMELinks(t *testing.T) { checkREADMELinks(t, "README.md") }
+func TestREADMELinks(t *testing.T) { readme.CheckLinks(t, "README.md") }
 
 // readmeDefault is a flag's default as the README's table writes it: `value`, or "none" for an
 // empty one.
@@ -116,121 +115,4 @@ func readmeDefault(v string) string {
 		return "none"
 	}
 	return "`" + v + "`"
-}
-
-// readmeTable returns the cells of every body row of the first table after the line heading in
-// path, trimmed.
-func readmeTable(t *testing.T, path, heading string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	start := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == heading {
-			start = i
-			break
-		}
-	}
-	if start < 0 {
-		t.Fatalf("%s has no line %q", path, heading)
-	}
-	var rows [][]string
-	inTable := false
-	for _, l := range lines[start+1:] {
-		if strings.HasPrefix(l, "#") && !inTable {
-			break // the next section, with no table in this one
-		}
-		if !strings.HasPrefix(l, "|") {
-			if inTable {
-				break
-			}
-			continue
-		}
-		if !inTable { // the header row, then the separator
-			inTable = true
-			continue
-		}
-		if strings.HasPrefix(l, "| ---") || strings.HasPrefix(l, "|---") {
-			continue
-		}
-		var cells []string
-		for _, c := range strings.Split(strings.Trim(strings.TrimSpace(l), "|"), " | ") {
-			cells = append(cells, strings.TrimSpace(c))
-		}
-		rows = append(rows, cells)
-	}
-	if len(rows) == 0 {
-		t.Fatalf("%s has no table under %q", path, heading)
-	}
-	return rows
-}
-
-// checkREADMELinks fails for each relative link in path whose file does not exist, or whose anchor is no
-// heading of the Markdown file it points into (by GitHub's rule: lower case, punctuation dropped,
-// spaces as hyphens).
-func checkREADMELinks(t *testing.T, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	links := regexp.MustCompile(`\]\(([^)\s]+)\)`).FindAllStringSubmatch(string(b), -1)
-	checked := 0
-	for _, l := range links {
-		target := l[1]
-		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-			continue
-		}
-		file, anchor, _ := strings.Cut(target, "#")
-		if file == "" {
-			file = filepath.Base(path)
-		}
-		file = filepath.Join(filepath.Dir(path), file)
-		if _, err := os.Stat(file); err != nil {
-			t.Errorf("%s links %s: %v", path, target, err)
-			continue
-		}
-		checked++
-		if anchor == "" || !strings.HasSuffix(file, ".md") {
-			continue
-		}
-		if !readmeAnchors(t, file)[anchor] {
-			t.Errorf("%s links %s: %s has no heading whose anchor is #%s", path, target, file, anchor)
-		}
-	}
-	if checked < 3 {
-		t.Fatalf("%s: only %d relative links checked", path, checked)
-	}
-}
-
-// readmeAnchors returns the anchors GitHub gives the headings of a Markdown file.
-func readmeAnchors(t *testing.T, path string) map[string]bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	anchors := map[string]bool{}
-	fence := false
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "```") {
-			fence = !fence
-		}
-		if fence || !strings.HasPrefix(l, "#") {
-			continue
-		}
-		var a strings.Builder
-		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#"))) {
-			switch {
-			case r == ' ':
-				a.WriteRune('-')
-			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
-				a.WriteRune(r)
-			}
-		}
-		anchors[a.String()] = true
-	}
-	return anchors
 }
