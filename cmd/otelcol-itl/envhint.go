@@ -342,14 +342,19 @@ func describe(v envVar, secret bool) string {
 var secretKey = regexp.MustCompile(`(?i)header|auth|token|secret|passw|key|credential|cookie|bearer|api`)
 
 // secret reports whether r's value must not be printed: a variable named as a secret, or a key
-// that holds one.
+// that holds one. A key that names a file (tls's key_file, cert_file) holds a path, not what the
+// file holds: the path is printed, since the operator needs it to find the file, and the error
+// itself names it.
 func (r envSource) secret() bool {
 	for _, v := range r.vars {
 		if secretName.MatchString(v.name) {
 			return true
 		}
 	}
-	for _, k := range r.path {
+	for i, k := range r.path {
+		if i == len(r.path)-1 && strings.HasSuffix(k, "_file") {
+			continue
+		}
 		if secretKey.MatchString(k) {
 			return true
 		}
