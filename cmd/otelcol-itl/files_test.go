@@ -253,7 +253,7 @@ func TestValidateRefusesBadTLSFiles(t *testing.T) {
 			[]string{`exporters::otlp_grpc::tls::ca_file: "` + der + `" is not a PEM certificate`, `OTLP_CA_FILE="` + der + `"`}},
 		{[]string{"OTLP_CLIENT_CERT_FILE=" + key, "OTLP_CLIENT_KEY_FILE=" + cert},
 			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + key + `" holds a private key and "` + cert + `" a certificate: the two are given swapped`,
-				`OTLP_CLIENT_CERT_FILE="` + key + `"`, "OTLP_CLIENT_KEY_FILE is set"}},
+				`OTLP_CLIENT_CERT_FILE="` + key + `"`, `OTLP_CLIENT_KEY_FILE="` + cert + `"`}},
 	} {
 		out, code := otelcolItl(t, append([]string{"OTLP_ENDPOINT=gateway.example:4317", "OTLP_TOKEN=t"}, c.env...),
 			"validate", "--config", filepath.Join("..", "..", "exporter-config", "agent.yaml"))
