@@ -56,36 +56,55 @@
 //	Mistral            outputs                             an outputs[] element with a text    outputs[].stop_reason
 //	Meta Llama         generation, prompt_token_count,     a non-empty generation              stop_reason
 //	                   generation_token_count
+//	OpenAI gpt-oss,    choices (Chat Completions' chunks,  a choice's delta as on              choices[].finish_reason, else
+//	DeepSeek,          read by the /chat/completions       /chat/completions (content,         (DeepSeek) choices[].stop_reason
+//	AI21 Jamba         reader)                             reasoning, tool-call arguments),    when a string
+//	                                                       or its text (DeepSeek)
+//
+// A choice's stop_reason is read only here: on /chat/completions vLLM sends the stop string or
+// token id that ended a choice under that name, beside its finish_reason. On /chat/completions the
+// end is [DONE]; Bedrock sends none, so an OpenAI-shaped family's finish reason ends the stream,
+// as Mistral's and Llama's do.
 //
 // Token usage comes from the family's own counts (Claude's message_start input_tokens and
 // message_delta output_tokens, Nova's metadata.usage, Titan's inputTextTokenCount and
-// totalOutputTextTokenCount, Llama's prompt_token_count and generation_token_count); Bedrock adds
+// totalOutputTextTokenCount, Llama's prompt_token_count and generation_token_count, an
+// OpenAI-shaped chunk's usage.prompt_tokens and completion_tokens); Bedrock adds
 // amazon-bedrock-invocationMetrics (inputTokenCount, outputTokenCount) to the last chunk of every
-// family, which ends the stream too, and fills the counts the family did not give (Mistral's and
-// Cohere's, whose chunks carry none here). The family's own counts win: they are what the same
-// model reports on its other paths (the Anthropic API, ConverseStream's metadata), and they come
-// before the last chunk, so that a stream cut before it keeps them. Another family (AI21, DeepSeek,
-// gpt-oss on Bedrock, ...) gets a span with the metrics' usage and end, and no chunks.
+// family, which ends the stream too, and fills the counts the family did not give (Mistral's,
+// Cohere's and DeepSeek's, whose chunks carry none here). The family's own counts win: they are
+// what the same model reports on its other paths (the Anthropic API, ConverseStream's metadata),
+// and they come before the last chunk, so that a stream cut before it keeps them. Another family
+// (Claude's legacy Text Completions, {"completion": ...}, ...) gets a span with the metrics' usage
+// and end, and no chunks.
 //
 // The shapes were checked against: anthropic-sdk-go/v2 v2.15.0's bedrock package (it decodes the
 // chunk's {"bytes"} with base64.StdEncoding and passes the bytes on as Anthropic's SSE events,
-// named by their "type"); aws-sdk-go-v2 bedrockruntime v1.63.13 with smithy-go (the chunk event
-// and its base64 blob; a deserialization error ends the stream); the AWS code examples
+// named by their "type"); aws-sdk-go-v2 bedrockruntime v1.63.13 with smithy-go (the chunk event and
+// its base64 blob; a deserialization error ends the stream); the AWS code examples
 // (awsdocs/aws-doc-sdk-examples, python/example_code/bedrock-runtime: Llama's chunk["generation"],
 // Mistral's chunk["outputs"][0]["text"], Titan's chunk["outputText"]) and the Amazon Nova user
-// guide's "Streaming responses" (chunk["contentBlockDelta"]["delta"]["text"]). Cohere Command R's
-// event_type, text and finish_reason, Titan's counts and completionReason, Llama's counts and
-// stop_reason, and amazon-bedrock-invocationMetrics were not checked against a primary source:
-// they are Bedrock's model-parameter documentation as summarised when this was written, and
-// langchaingo v0.1.14's Bedrock client (provider_meta.go: generation, prompt_token_count,
-// generation_token_count, stop_reason; provider_anthropic.go: the metrics' inputTokenCount and
-// outputTokenCount). A shape that differs records fewer chunks or counts, never wrong bytes.
+// guide's "Streaming responses" (chunk["contentBlockDelta"]["delta"]["text"]). Titan's counts and
+// completionReason, Llama's counts and stop_reason, and amazon-bedrock-invocationMetrics were not
+// checked against a primary source: they are Bedrock's model-parameter documentation as summarised
+// when this was written, and langchaingo v0.1.14's Bedrock client (provider_meta.go: generation,
+// prompt_token_count, generation_token_count, stop_reason; provider_anthropic.go: the metrics'
+// inputTokenCount and outputTokenCount). DeepSeek's chunk, {"choices": [{"text", "stop_reason"}]}
+// with stop_reason "stop" or "length", is the response body of Bedrock's DeepSeek model parameters
+// page (model-parameters-deepseek), which names InvokeModelWithResponseStream beside InvokeModel
+// but shows no streamed chunk; that each chunk has that shape was not verified. gpt-oss's:
+// Bedrock's OpenAI model parameters page (model-parameters-openai) says its InvokeModel request and
+// response are OpenAI's Chat Completions'; that InvokeModelWithResponseStream streams
+// chat.completion.chunk objects (choices[].delta) was not verified against a Bedrock stream. AI21
+// Jamba's: AI21's own API reference streams choices[].delta ({"role"} first, then {"content"}),
+// finish_reason, and usage in the last chunk only; that Bedrock passes these chunks on unchanged
+// was not verified. A shape that differs records fewer chunks or counts, never wrong bytes.
 //
 // gen_ai.operation.name is "chat" for every family: the call is named before any reply tells the
-// family, ConverseStream names the same models' calls "chat", and the families Bedrock serves
-// this way are chat models (the Messages API, Nova's messages, Llama's and Mistral's instruction
-// templates); text_completion, OpenAI's legacy Completions, would split one model's calls in two
-// by the API used.
+// family, ConverseStream names the same models' calls "chat", and the families Bedrock serves this
+// way are chat models (the Messages API, Nova's messages, Chat Completions' messages, Llama's and
+// Mistral's instruction templates); text_completion, OpenAI's legacy Completions, would split one
+// model's calls in two by the API used.
 //
 // The streaming proxy (otelitl-proxy) does not serve Bedrock: the SDKs sign each request with
 // SigV4 for Bedrock's host, and a proxy in between would break the signature.

@@ -314,6 +314,11 @@ type chatFields struct {
 	errKind           byte // 0: no error member (or null); 'o': an object; 'x': anything else
 	err               errorFields
 	typ, code         jstr // vLLM's older error event: {"object":"error","type":...,"code":...}
+	// stopReason: a choice's stop_reason, when a string, is its finish reason where it has no
+	// finish_reason (DeepSeek's chunks on Bedrock's InvokeModelWithResponseStream; see invoke.go).
+	// Off for /chat/completions, where vLLM's stop_reason is the stop string or token id that ended
+	// the choice beside its finish_reason.
+	stopReason bool
 }
 
 func (o *observer) chat() uint8 {
@@ -322,17 +327,7 @@ func (o *observer) chat() uint8 {
 	if s.top(func(s *jsonScan) bool { _, ok := o.chatEvent(&f); return ok }) != scanOK {
 		return s.state
 	}
-	if f.errKind == 'o' {
-		o.fail(f.err.String())
-		return scanOK
-	}
-	if f.errKind == 'x' {
-		o.fail(streamErrorType) // an error that is not an object
-		return scanOK
-	}
-	if f.object.is("error") {
-		e := errorFields{typ: f.typ, code: f.code}
-		o.fail(e.String())
+	if o.chatFailed(&f) {
 		return scanOK
 	}
 	o.setIDValue(f.id)
@@ -350,6 +345,23 @@ func (o *observer) chat() uint8 {
 		o.ended = true // a complete non-streamed reply
 	}
 	return scanOK
+}
+
+// chatFailed records the error an event read by chatEvent names, if any, and reports whether it
+// named one.
+func (o *observer) chatFailed(f *chatFields) bool {
+	switch {
+	case f.errKind == 'o':
+		o.fail(f.err.String())
+	case f.errKind == 'x':
+		o.fail(streamErrorType) // an error that is not an object
+	case f.object.is("error"):
+		e := errorFields{typ: f.typ, code: f.code}
+		o.fail(e.String())
+	default:
+		return false
+	}
+	return true
 }
 
 func (o *observer) chatEvent(f *chatFields) (bool, bool) {
@@ -414,7 +426,7 @@ func (o *observer) chatEvent(f *chatFields) (bool, bool) {
 func (o *observer) chatChoice(f *chatFields) (bool, bool) {
 	s := &o.sc
 	var seen uint32
-	var reason jstr
+	var reason, stop jstr
 	obj, ok := s.object(func(name []byte) bool {
 		switch string(name) {
 		case "text":
@@ -430,10 +442,23 @@ func (o *observer) chatChoice(f *chatFields) (bool, bool) {
 			return ok
 		case "finish_reason":
 			return s.seen(&seen, 1<<2) && s.strValue(&reason)
+		case "stop_reason":
+			if f.stopReason {
+				if !s.seen(&seen, 1<<3) {
+					return false
+				}
+				if s.peek() == '"' {
+					return s.strValue(&stop)
+				}
+				stop = jstr{} // another type (vLLM's token id): no reason
+			}
 		}
 		_, ok := s.skip()
 		return ok
 	})
+	if reason.empty() {
+		reason = stop
+	}
 	if ok && !reason.empty() {
 		o.reasons = append(o.reasons, reason)
 	}

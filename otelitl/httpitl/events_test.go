@@ -353,6 +353,9 @@ var hostile = []string{
 	`{"contentBlockDelta":{"delta":{"text":"x"}},"contentBlockDelta":{"delta":{}}}`, `{"messageStop":5}`, `{"metadata":{"usage":{"inputTokens":1}}}`,
 	`{"event_type":"text-generation","text":"x","event_type":"stream-end"}`, `{"event_type":"stream-end","finish_reason":"MAX_TOKENS"}`,
 	`{"event_type":5,"text":"x"}`, `{"event_type":"text-generation","text":{}}`,
+	`{"choices":[{"text":"x","stop_reason":"stop"}]}`, `{"choices":[{"text":"x","stop_reason":"stop","stop_reason":null}]}`,
+	`{"choices":[{"stop_reason":"a\u0062"},{"stop_reason":true},{"finish_reason":"","stop_reason":"c"}]}`, `{"choices":[{"stop_reason":"s","finish_reason":5}]}`,
+	`{"choices":[{"delta":{"content":"x"}}],"generation":"y","outputs":[{"text":"z"}]}`, `{"choices":null,"usage":{"prompt_tokens":1},"event_type":"x"}`,
 	`{"type":"content_block_delta","delta":{"text":"x"},"generation":"y"}`, `{"Event_Type":"text-generation","Text":"x","outputs":[{"text":"y"}]}`,
 	"{\"outputs\":[{\"text\":\"x\"}],\"generation\":\"y\",\"amazon-bedrock-invocationMetric\u017f\":{\"inputTokenCount\":3}}",
 }
@@ -550,6 +553,19 @@ func TestResponseFailedCodeIsACode(t *testing.T) {
 		scan, ref, _ := readBoth(protoResponses, true, []byte(ev))
 		if scan.errType != want || ref.errType != want {
 			t.Errorf("%s: scanner %q, reference %q, want %q", ev, scan.errType, ref.errType, want)
+		}
+	}
+}
+
+// TestChatStopReason: on /chat/completions a choice's stop_reason is no finish reason (vLLM's is
+// the stop string or token id beside finish_reason); only InvokeModelWithResponseStream's
+// OpenAI-shaped families read it (DeepSeek's).
+func TestChatStopReason(t *testing.T) {
+	for _, p := range []protocol{protoChat, protoCompletions} {
+		scan, ref, _ := readBoth(p, true, []byte(`{"choices":[{"text":"x","stop_reason":"stop"}]}`),
+			[]byte(`{"choices":[{"delta":{"content":"x"},"finish_reason":"stop","stop_reason":"</s>"}]}`))
+		if !scan.equal(ref) || strings.Join(scan.rec.reasons, ",") != "stop" || scan.ended {
+			t.Errorf("protocol %d: %v, reference %v; want the reason stop, once, and no end", p, scan, ref)
 		}
 	}
 }

@@ -16,6 +16,9 @@ import (
 // name it), so that each chunk is read on its own (familyOf); a chunk with members of two families
 // is read as the first in familyOf's order.
 //
+// The OpenAI-shaped families (gpt-oss, DeepSeek, AI21 Jamba) are read by the /chat/completions
+// reader (chatEvent), the same shape; see invokeOpenAI for where they differ.
+//
 // Bedrock adds "amazon-bedrock-invocationMetrics" (inputTokenCount, outputTokenCount,
 // invocationLatency, firstByteLatency) to the last chunk of every family: it ends the stream, and
 // gives the token counts the family's own events did not (see invokeMetrics).
@@ -30,6 +33,7 @@ const (
 	famTitan     // Amazon Titan Text: outputText, completionReason, token counts
 	famMistral   // Mistral: outputs[].text, outputs[].stop_reason
 	famLlama     // Meta Llama: generation, stop_reason, token counts
+	famOpenAI    // OpenAI gpt-oss, DeepSeek, AI21 Jamba: Chat Completions' chunks (choices)
 )
 
 // familyOf returns the family a decoded chunk's top-level member name (in lower case) marks, or
@@ -48,13 +52,15 @@ func familyOf(name []byte) uint8 {
 		return famMistral
 	case "generation", "prompt_token_count", "generation_token_count":
 		return famLlama
+	case "choices":
+		return famOpenAI
 	}
 	return famNone
 }
 
 // firstFamily returns the first family whose bit is set in marks.
 func firstFamily(marks uint32) uint8 {
-	for f := uint8(famAnthropic); f <= famLlama; f++ {
+	for f := uint8(famAnthropic); f <= famOpenAI; f++ {
 		if marks&(1<<f) != 0 {
 			return f
 		}
@@ -216,6 +222,8 @@ func (o *observer) invoke(name []byte) uint8 {
 		st = o.invokeMistral()
 	case famLlama:
 		st = o.invokeLlama()
+	case famOpenAI:
+		st = o.invokeOpenAI()
 	}
 	if st != scanOK {
 		return st
@@ -457,6 +465,36 @@ func (o *observer) invokeLlama() uint8 {
 	}
 	if !reason.empty() {
 		o.addReason(reason, false)
+		o.ended = true
+	}
+	return scanOK
+}
+
+// OpenAI gpt-oss, DeepSeek and AI21 Jamba: each chunk is a Chat Completions chunk, read by the
+// /chat/completions reader (a choice's delta with content, reasoning or tool-call arguments, or
+// its text), with two differences: a choice's stop_reason, when a string, is its finish reason
+// where it has no finish_reason (DeepSeek's), and a finish reason ends the stream, as the other
+// families' do (there is no [DONE]). usage's prompt_tokens and completion_tokens are the family's
+// own counts.
+func (o *observer) invokeOpenAI() uint8 {
+	s := &o.sc
+	f := chatFields{stopReason: true}
+	if s.top(func(s *jsonScan) bool { _, ok := o.chatEvent(&f); return ok }) != scanOK {
+		return s.state
+	}
+	if o.chatFailed(&f) {
+		return scanOK
+	}
+	o.setIDValue(f.id)
+	o.setModelValue(f.model)
+	if f.usage {
+		o.ownUsage(f.prompt.or(), f.output.or())
+	}
+	if f.content {
+		o.chunk()
+	}
+	for _, r := range o.reasons {
+		o.addReason(r, false)
 		o.ended = true
 	}
 	return scanOK

@@ -78,6 +78,29 @@ var (
 		`{"messageStop":{"stopReason":"tool_use"}}`,
 		`{"metadata":{"usage":{"inputTokens":7,"outputTokens":5},"metrics":{},"trace":{}},` + metrics(8, 6) + `}`,
 	}
+	// OpenAI gpt-oss: Chat Completions chunks (model-parameters-openai), with its own usage.
+	invGptOss = []string{
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[{"index":0,"delta":{"reasoning_content":"The user"},"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls","stop_reason":200012}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[],"usage":{"prompt_tokens":21,"completion_tokens":9,"total_tokens":30},` + metrics(22, 10) + `}`,
+	}
+	// DeepSeek-R1: {"choices":[{"text","stop_reason"}]} (model-parameters-deepseek), no usage.
+	invDeepSeek = []string{
+		`{"choices":[{"text":"Hello","stop_reason":null}]}`,
+		`{"choices":[{"text":" world","stop_reason":null}]}`,
+		`{"choices":[{"text":"","stop_reason":"length"}],` + metrics(6, 2) + `}`,
+	}
+	// AI21 Jamba: Chat Completions chunks as AI21's API streams them (a role delta, then content;
+	// usage null but in the last).
+	invJamba = []string{
+		`{"id":"chat-1","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}],"usage":null}`,
+		`{"id":"chat-1","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}],"usage":null}`,
+		`{"id":"chat-1","choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}],"usage":null}`,
+		`{"id":"chat-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"total_tokens":17,"completion_tokens":3},` + metrics(15, 4) + `}`,
+	}
 	invCohere = []string{
 		`{"is_finished":false,"event_type":"stream-start","generation_id":"g1"}`,
 		`{"is_finished":false,"event_type":"text-generation","text":"Hello"}`,
@@ -113,7 +136,17 @@ func TestInvoke(t *testing.T) {
 		{name: "Titan", stream: chunks(invTitan...), chunks: 2, in: 9, out: 2, reasons: []string{"FINISH"}, decided: true},
 		{name: "Nova", stream: chunks(invNova...), chunks: 2, in: 7, out: 5, reasons: []string{"tool_use"}, decided: true},
 		{name: "Cohere Command R", stream: chunks(invCohere...), chunks: 2, in: 8, out: 2, reasons: []string{"COMPLETE"}, decided: true},
-		{name: "unknown family: no chunks, the metrics end it", stream: chunks(`{"choices":[{"text":"x"}]}`, `{"choices":[{"stop_reason":"stop"}],`+metrics(5, 6)+`}`),
+		{name: "gpt-oss: its own usage wins", stream: chunks(invGptOss...), chunks: 3, in: 21, out: 9, reasons: []string{"tool_calls"}, decided: true},
+		{name: "DeepSeek: stop_reason, usage from the metrics", stream: chunks(invDeepSeek...), chunks: 2, in: 6, out: 2, reasons: []string{"length"}, decided: true},
+		{name: "Jamba", stream: chunks(invJamba...), chunks: 2, in: 14, out: 3, reasons: []string{"stop"}, decided: true},
+		{name: "OpenAI-shaped: a finish reason ends it without the metrics", stream: chunks(invDeepSeek[0], `{"choices":[{"text":"","stop_reason":"stop"}]}`),
+			chunks: 1, in: -1, out: -1, reasons: []string{"stop"}, decided: true},
+		{name: "OpenAI-shaped: finish_reason wins over stop_reason; a stop_reason not a string is none",
+			stream: chunks(`{"choices":[{"text":"x","finish_reason":"length","stop_reason":"stop"},{"text":"y","stop_reason":7},{"text":"z","stop_reason":{}}]}`, invDeepSeek[2]),
+			chunks: 1, in: 6, out: 2, reasons: []string{"length", "length"}, decided: true},
+		{name: "OpenAI-shaped: an error object fails it, as on /chat/completions", stream: chunks(invJamba[1], `{"choices":[],"error":{"code":"model_error","message":"SECRET"}}`),
+			chunks: 1, in: -1, out: -1, errType: "model_error", decided: true},
+		{name: "unknown family: no chunks, the metrics end it", stream: chunks(`{"completion":"x","stop_reason":null}`, `{"completion":"","stop_reason":"stop_sequence",`+metrics(5, 6)+`}`),
 			in: 5, out: 6, decided: true},
 		{name: "two families' members: the first family's reading", stream: chunks(`{"type":"content_block_delta","delta":{"text":"x"},"generation":"y","outputs":[{"text":"z"}]}`, invLlama[2]),
 			chunks: 1, in: 12, out: 3, reasons: []string{"stop"}, decided: true},

@@ -112,7 +112,8 @@ type chatEvent struct {
 				Transcript present `json:"transcript"`
 			} `json:"audio"`
 		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
+		FinishReason string     `json:"finish_reason"`
+		StopReason   stopReason `json:"stop_reason"` // read only on Bedrock (refInvokeOpenAI)
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens     count `json:"prompt_tokens"`
@@ -124,23 +125,25 @@ type chatEvent struct {
 	Code code `json:"code"`
 }
 
+// stopReason is a choice's stop_reason: a string; any other value (vLLM's token id) is none.
+type stopReason string
+
+func (r *stopReason) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, (*string)(r))
+	}
+	if string(b) != "null" {
+		*r = ""
+	}
+	return nil
+}
+
 func (o *observer) refChat(data []byte) {
 	var ev chatEvent
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
-	if len(ev.Error) > 0 && string(ev.Error) != "null" {
-		var e apiError
-		if json.Unmarshal(ev.Error, &e) != nil {
-			o.fail(streamErrorType)
-		} else {
-			o.fail(e.typ())
-		}
-		return
-	}
-	if ev.Object == "error" {
-		e := apiError{Type: ev.Type, Code: ev.Code}
-		o.fail(e.typ())
+	if o.refChatFailed(&ev) {
 		return
 	}
 	if ev.ID != "" {
@@ -152,6 +155,21 @@ func (o *observer) refChat(data []byte) {
 	if ev.Usage != nil {
 		o.g.SetUsage(ev.Usage.PromptTokens.or(), ev.Usage.CompletionTokens.or())
 	}
+	if refChatContent(&ev) {
+		o.chunk()
+	}
+	for _, ch := range ev.Choices {
+		if ch.FinishReason != "" {
+			o.g.AddFinishReason(ch.FinishReason)
+		}
+	}
+	if !o.streaming && len(ev.Choices) > 0 {
+		o.ended = true // a complete non-streamed reply
+	}
+}
+
+// refChatContent reports whether a Chat Completions event carries output.
+func refChatContent(ev *chatEvent) bool {
 	content := false
 	for _, ch := range ev.Choices {
 		if ch.Text {
@@ -167,16 +185,63 @@ func (o *observer) refChat(data []byte) {
 				}
 			}
 		}
-		if ch.FinishReason != "" {
-			o.g.AddFinishReason(ch.FinishReason)
-		}
 	}
-	if content {
+	return content
+}
+
+// refChatFailed records the error a Chat Completions event names, if any, and reports whether it
+// named one.
+func (o *observer) refChatFailed(ev *chatEvent) bool {
+	if len(ev.Error) > 0 && string(ev.Error) != "null" {
+		var e apiError
+		if json.Unmarshal(ev.Error, &e) != nil {
+			o.fail(streamErrorType)
+		} else {
+			o.fail(e.typ())
+		}
+		return true
+	}
+	if ev.Object == "error" {
+		e := apiError{Type: ev.Type, Code: ev.Code}
+		o.fail(e.typ())
+		return true
+	}
+	return false
+}
+
+// refInvokeOpenAI reads an OpenAI-shaped InvokeModelWithResponseStream chunk (gpt-oss, DeepSeek,
+// Jamba; see invokeOpenAI), reporting whether it is one.
+func (o *observer) refInvokeOpenAI(d []byte) bool {
+	var ev chatEvent
+	if json.Unmarshal(d, &ev) != nil {
+		return false
+	}
+	if o.refChatFailed(&ev) {
+		return true
+	}
+	if ev.ID != "" {
+		o.setID(ev.ID)
+	}
+	if ev.Model != "" {
+		o.setModel(ev.Model)
+	}
+	if ev.Usage != nil {
+		o.ownUsage(ev.Usage.PromptTokens.or(), ev.Usage.CompletionTokens.or())
+	}
+	if refChatContent(&ev) {
 		o.chunk()
 	}
-	if !o.streaming && len(ev.Choices) > 0 {
-		o.ended = true // a complete non-streamed reply
+	for _, ch := range ev.Choices {
+		r := ch.FinishReason
+		if r == "" {
+			r = string(ch.StopReason)
+		}
+		if r != "" {
+			o.g.AddFinishReason(r)
+			o.ended = true
+		}
 	}
+	return true
 }
 
 // OpenAI Responses. A chunk is a response.output_text.delta, response.refusal.delta,
@@ -635,6 +700,7 @@ func (o *observer) refInvoke(name, data []byte) {
 		Generation        mark `json:"generation"`
 		PromptTokens      mark `json:"prompt_token_count"`
 		GenerationTokens  mark `json:"generation_token_count"`
+		Choices           mark `json:"choices"`
 		Metrics           *struct {
 			InputTokenCount  count `json:"inputTokenCount"`
 			OutputTokenCount count `json:"outputTokenCount"`
@@ -725,6 +791,8 @@ func (o *observer) refInvoke(name, data []byte) {
 				o.ended = true
 			}
 		}
+	case bool(fam.Choices):
+		ok = o.refInvokeOpenAI(d)
 	default:
 		ok = true // a family not read here: only the metrics
 	}

@@ -117,6 +117,32 @@ var invokeFamilies = []struct {
 		},
 		attrs: map[string]string{"otelitl.chunk.count": "2", "gen_ai.usage.input_tokens": "8", "gen_ai.usage.output_tokens": "2",
 			"gen_ai.response.finish_reasons": `["COMPLETE"]`}},
+	{name: "gpt-oss", model: "openai.gpt-oss-120b-1:0", body: `{"messages":[{"role":"user","content":"Hi"}],"max_completion_tokens":64}`,
+		msgs: []bedrockMsg{
+			bedrockChunk(`{"id":"chatcmpl-b1","object":"chat.completion.chunk","created":1754400000,"model":"openai.gpt-oss-120b-1:0","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}`, false),
+			bedrockChunk(`{"id":"chatcmpl-b1","object":"chat.completion.chunk","created":1754400000,"model":"openai.gpt-oss-120b-1:0","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`, true),
+			bedrockChunk(`{"id":"chatcmpl-b1","object":"chat.completion.chunk","created":1754400000,"model":"openai.gpt-oss-120b-1:0","choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`, true),
+			bedrockChunk(`{"id":"chatcmpl-b1","object":"chat.completion.chunk","created":1754400000,"model":"openai.gpt-oss-120b-1:0","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":70,"completion_tokens":2,"total_tokens":72},`+invocationMetrics(71, 3)+`}`, false),
+		},
+		attrs: map[string]string{"otelitl.chunk.count": "2", "gen_ai.usage.input_tokens": "70", "gen_ai.usage.output_tokens": "2",
+			"gen_ai.response.finish_reasons": `["stop"]`, "gen_ai.response.model": "openai.gpt-oss-120b-1:0", "gen_ai.response.id": "chatcmpl-b1"}},
+	{name: "DeepSeek", model: "us.deepseek.r1-v1:0", body: `{"prompt":"Hi","max_tokens":64}`,
+		msgs: []bedrockMsg{
+			bedrockChunk(`{"choices":[{"text":"Hello","stop_reason":null}]}`, true),
+			bedrockChunk(`{"choices":[{"text":" there","stop_reason":null}]}`, true),
+			bedrockChunk(`{"choices":[{"text":"","stop_reason":"stop"}],`+invocationMetrics(7, 2)+`}`, false),
+		},
+		attrs: map[string]string{"otelitl.chunk.count": "2", "gen_ai.usage.input_tokens": "7", "gen_ai.usage.output_tokens": "2",
+			"gen_ai.response.finish_reasons": `["stop"]`}},
+	{name: "Jamba", model: "ai21.jamba-1-5-mini-v1:0", body: `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":64}`,
+		msgs: []bedrockMsg{
+			bedrockChunk(`{"id":"chat-b2","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}],"usage":null}`, false),
+			bedrockChunk(`{"id":"chat-b2","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}],"usage":null}`, true),
+			bedrockChunk(`{"id":"chat-b2","choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}],"usage":null}`, true),
+			bedrockChunk(`{"id":"chat-b2","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"total_tokens":14,"completion_tokens":2},`+invocationMetrics(13, 3)+`}`, false),
+		},
+		attrs: map[string]string{"otelitl.chunk.count": "2", "gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "2",
+			"gen_ai.response.finish_reasons": `["stop"]`, "gen_ai.response.id": "chat-b2"}},
 }
 
 // runInvoke returns a call of InvokeModelWithResponseStream that reads every event (each chunk as
