@@ -51,7 +51,10 @@
 //	                   read as for /v1/messages)           thinking or partial_json            message_delta's stop_reason
 //	Amazon Nova        contentBlockDelta, messageStop,     contentBlockDelta, as               messageStop's stopReason
 //	                   metadata, messageStart, ...         ConverseStream's
-//	Cohere Command R   event_type                          "text-generation" with a text       "stream-end", finish_reason
+//	Cohere Command R   event_type                          "text-generation" with a text;      "stream-end", finish_reason
+//	                                                       "tool-calls-chunk" with a text (the
+//	                                                       tool plan) or a tool_call_delta
+//	                                                       with parameters or text
 //	Amazon Titan Text  outputText, completionReason, ...   a non-empty outputText              completionReason
 //	Mistral            outputs                             an outputs[] element with a text    outputs[].stop_reason
 //	Meta Llama         generation, prompt_token_count,     a non-empty generation              stop_reason
@@ -61,10 +64,11 @@
 //	AI21 Jamba         reader)                             reasoning, tool-call arguments),    when a string
 //	                                                       or its text (DeepSeek)
 //
-// A choice's stop_reason is read only here: on /chat/completions vLLM sends the stop string or
-// token id that ended a choice under that name, beside its finish_reason. On /chat/completions the
-// end is [DONE]; Bedrock sends none, so an OpenAI-shaped family's finish reason ends the stream,
-// as Mistral's and Llama's do.
+// Cohere's "tool-calls-generation" is no chunk: it comes after the tool-calls-chunk events and
+// repeats, whole, the calls they carried. A choice's stop_reason is read only here: on
+// /chat/completions vLLM sends the stop string or token id that ended a choice under that name,
+// beside its finish_reason. On /chat/completions the end is [DONE]; Bedrock sends none, so an
+// OpenAI-shaped family's finish reason ends the stream, as Mistral's and Llama's do.
 //
 // Token usage comes from the family's own counts (Claude's message_start input_tokens and
 // message_delta output_tokens, Nova's metadata.usage, Titan's inputTextTokenCount and
@@ -89,12 +93,18 @@
 // checked against a primary source: they are Bedrock's model-parameter documentation as summarised
 // when this was written, and langchaingo v0.1.14's Bedrock client (provider_meta.go: generation,
 // prompt_token_count, generation_token_count, stop_reason; provider_anthropic.go: the metrics'
-// inputTokenCount and outputTokenCount). DeepSeek's chunk, {"choices": [{"text", "stop_reason"}]}
-// with stop_reason "stop" or "length", is the response body of Bedrock's DeepSeek model parameters
-// page (model-parameters-deepseek), which names InvokeModelWithResponseStream beside InvokeModel
-// but shows no streamed chunk; that each chunk has that shape was not verified. gpt-oss's:
-// Bedrock's OpenAI model parameters page (model-parameters-openai) says its InvokeModel request and
-// response are OpenAI's Chat Completions'; that InvokeModelWithResponseStream streams
+// inputTokenCount and outputTokenCount). Cohere's streamed events, tool calls included, were
+// checked against cohere-python's v1 chat stream types, generated from Cohere's API definition
+// (src/cohere/types/streamed_chat_response.py: event_type "text-generation" with text,
+// "tool-calls-chunk" with tool_call_delta {index, name, parameters, text}, "tool-calls-generation"
+// with text and tool_calls, "stream-end" with finish_reason), not against a Bedrock stream; a
+// top-level text in a tool-calls-chunk (the tool plan) is what third-party readers of Cohere's
+// stream read too, and is not in those types. DeepSeek's chunk, {"choices": [{"text",
+// "stop_reason"}]} with stop_reason "stop" or "length", is the response body of Bedrock's DeepSeek
+// model parameters page (model-parameters-deepseek), which names InvokeModelWithResponseStream
+// beside InvokeModel but shows no streamed chunk; that each chunk has that shape was not verified.
+// gpt-oss's: Bedrock's OpenAI model parameters page (model-parameters-openai) says its InvokeModel
+// request and response are OpenAI's Chat Completions'; that InvokeModelWithResponseStream streams
 // chat.completion.chunk objects (choices[].delta) was not verified against a Bedrock stream. AI21
 // Jamba's: AI21's own API reference streams choices[].delta ({"role"} first, then {"content"}),
 // finish_reason, and usage in the last chunk only; that Bedrock passes these chunks on unchanged

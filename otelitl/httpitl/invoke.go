@@ -295,13 +295,16 @@ func (o *observer) invokeNova() uint8 {
 	return scanOK
 }
 
-// Cohere Command R: a chunk is a "text-generation" event with a non-empty text; "stream-end" ends
-// the stream, with its finish_reason.
+// Cohere Command R: a chunk is a "text-generation" event with a non-empty text, or a
+// "tool-calls-chunk" event with a non-empty text (the tool plan) or tool_call_delta whose
+// parameters (a tool call's arguments) or text is non-empty; "stream-end" ends the stream, with its
+// finish_reason. "tool-calls-generation" is no chunk: it repeats, whole, the calls the chunks
+// carried.
 func (o *observer) invokeCohere() uint8 {
 	s := &o.sc
 	var (
 		typ, reason jstr
-		text        bool
+		text, delta bool
 	)
 	st := s.top(func(s *jsonScan) bool {
 		var seen uint32
@@ -313,6 +316,31 @@ func (o *observer) invokeCohere() uint8 {
 				return s.seen(&seen, 2) && s.present(&text)
 			case "finish_reason":
 				return s.seen(&seen, 4) && s.strValue(&reason)
+			case "tool_call_delta":
+				if !s.seen(&seen, 8) {
+					return false
+				}
+				var dseen uint32
+				_, ok := s.object(func(name []byte) bool {
+					var p bool
+					switch string(name) {
+					case "parameters":
+						if !s.seen(&dseen, 1) {
+							return false
+						}
+					case "text":
+						if !s.seen(&dseen, 2) {
+							return false
+						}
+					default:
+						_, ok := s.skip()
+						return ok
+					}
+					ok := s.present(&p)
+					delta = delta || p
+					return ok
+				})
+				return ok
 			}
 			_, ok := s.skip()
 			return ok
@@ -325,6 +353,10 @@ func (o *observer) invokeCohere() uint8 {
 	switch {
 	case typ.is("text-generation"):
 		if text {
+			o.chunk()
+		}
+	case typ.is("tool-calls-chunk"):
+		if text || delta {
 			o.chunk()
 		}
 	case typ.is("stream-end"):

@@ -78,6 +78,19 @@ var (
 		`{"messageStop":{"stopReason":"tool_use"}}`,
 		`{"metadata":{"usage":{"inputTokens":7,"outputTokens":5},"metrics":{},"trace":{}},` + metrics(8, 6) + `}`,
 	}
+	// Cohere Command R calling a tool: the plan's text, the call's name, its arguments in two
+	// pieces (cohere-python's StreamedChatResponse_ToolCallsChunk, ToolCallDelta), then the calls
+	// whole (tool-calls-generation), which repeat the chunks.
+	invCohereTools = []string{
+		`{"is_finished":false,"event_type":"stream-start","generation_id":"g2"}`,
+		`{"is_finished":false,"event_type":"tool-calls-chunk","text":"I will look up the weather."}`,
+		`{"is_finished":false,"event_type":"tool-calls-chunk","tool_call_delta":{"index":0,"name":"weather"}}`,
+		`{"is_finished":false,"event_type":"tool-calls-chunk","tool_call_delta":{"index":0,"parameters":"{\"city\":"}}`,
+		`{"is_finished":false,"event_type":"tool-calls-chunk","tool_call_delta":{"index":0,"parameters":""}}`,
+		`{"is_finished":false,"event_type":"tool-calls-chunk","tool_call_delta":{"index":0,"parameters":"\"Paris\"}"}}`,
+		`{"is_finished":false,"event_type":"tool-calls-generation","text":"I will look up the weather.","tool_calls":[{"name":"weather","parameters":{"city":"Paris"}}]}`,
+		`{"is_finished":true,"event_type":"stream-end","response":{"text":"","finish_reason":"COMPLETE"},"finish_reason":"COMPLETE",` + metrics(30, 12) + `}`,
+	}
 	// OpenAI gpt-oss: Chat Completions chunks (model-parameters-openai), with its own usage.
 	invGptOss = []string{
 		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"openai.gpt-oss-20b-1:0","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
@@ -136,6 +149,8 @@ func TestInvoke(t *testing.T) {
 		{name: "Titan", stream: chunks(invTitan...), chunks: 2, in: 9, out: 2, reasons: []string{"FINISH"}, decided: true},
 		{name: "Nova", stream: chunks(invNova...), chunks: 2, in: 7, out: 5, reasons: []string{"tool_use"}, decided: true},
 		{name: "Cohere Command R", stream: chunks(invCohere...), chunks: 2, in: 8, out: 2, reasons: []string{"COMPLETE"}, decided: true},
+		{name: "Cohere Command R calling a tool: the plan and the arguments", stream: chunks(invCohereTools...), chunks: 3, in: 30, out: 12,
+			reasons: []string{"COMPLETE"}, decided: true},
 		{name: "gpt-oss: its own usage wins", stream: chunks(invGptOss...), chunks: 3, in: 21, out: 9, reasons: []string{"tool_calls"}, decided: true},
 		{name: "DeepSeek: stop_reason, usage from the metrics", stream: chunks(invDeepSeek...), chunks: 2, in: 6, out: 2, reasons: []string{"length"}, decided: true},
 		{name: "Jamba", stream: chunks(invJamba...), chunks: 2, in: 14, out: 3, reasons: []string{"stop"}, decided: true},

@@ -640,9 +640,13 @@ type novaChunk struct {
 }
 
 type cohereChunk struct {
-	EventType    string  `json:"event_type"`
-	Text         present `json:"text"`
-	FinishReason string  `json:"finish_reason"`
+	EventType     string  `json:"event_type"`
+	Text          present `json:"text"`
+	FinishReason  string  `json:"finish_reason"`
+	ToolCallDelta *struct {
+		Parameters present `json:"parameters"`
+		Text       present `json:"text"`
+	} `json:"tool_call_delta"`
 }
 
 type titanChunk struct {
@@ -737,6 +741,10 @@ func (o *observer) refInvoke(name, data []byte) {
 			switch ev.EventType {
 			case "text-generation":
 				if ev.Text {
+					o.chunk()
+				}
+			case "tool-calls-chunk":
+				if d := ev.ToolCallDelta; ev.Text || (d != nil && (d.Parameters || d.Text)) {
 					o.chunk()
 				}
 			case "stream-end":
