@@ -231,6 +231,18 @@
 // ends with "incomplete_stream" unless messageStop came before, whether the SDK then closes the
 // body or reads on.
 //
+// A distinct error.type was considered and not taken. aws-sdk-go-v2 fails the stream there with
+// eventstream.ChecksumError ("message checksum mismatch", as the real-SDK tests of
+// otelitl/test/httpitl see it) or a LengthError, but to the application the reply was cut off
+// there, as by a body that ends early or a connection reset under the stream, and those are
+// "incomplete_stream" alike, in httpitl and in the SDK wrappers (otelitl/internal/wrap's
+// Stream.Done names a connection failing under a stream so, rather than by its Go type). No other
+// protocol's framing failure has a name of its own (an SSE, NDJSON or JSON event that does not
+// parse records nothing, and a body that then ends without its end marker is "incomplete_stream"),
+// and an error.type names what happened to the reply (a provider's code, cancelled, timeout,
+// incomplete_stream), never a library's error type, which would split one failure's series by the
+// SDK that read it.
+//
 // An InvokeModelWithResponseStream chunk is decoded from base64 into one buffer, reused, of at
 // most three quarters of the message bound (a larger chunk passed unread, as any message), and
 // dropped after a chunk over 64 KiB. A chunk whose payload is not JSON, whose bytes are not a
