@@ -165,6 +165,9 @@ func FuzzEventStream(f *testing.F) {
 	f.Add(chunks(invClaude...), false, uint16(200), uint8(255))
 	f.Add(cat(chunk(invLlama[0]), esEv("chunk", `{"bytes":"@@"}`), chunk(invLlama[2])), false, uint16(50), uint8(200))
 	f.Add([]byte("\x09{\"generation\":\"x\",\"prompt_token_count\":3}\xfe\x0a{\"bytes\":\"!\"}\xfe\x09{\"outputs\":[{\"text\":\"y\",\"stop_reason\":\"stop\"}],\"amazon-bedrock-invocationMetrics\":{\"inputTokenCount\":4}}"), true, uint16(9), uint8(255))
+	f.Add(chunks(invGptOss...), false, uint16(300), uint8(255))
+	f.Add(cat(chunks(invDeepSeek...), chunks(invCohereTools...)), false, uint16(120), uint8(255))
+	f.Add([]byte("\x09{\"choices\":[{\"text\":\"x\",\"stop_reason\":7}]}\xfe\x09{\"event_type\":\"tool-calls-chunk\",\"tool_call_delta\":{\"parameters\":\"{}\"}}\xfe\x09{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":2}}"), true, uint16(9), uint8(255))
 	f.Fuzz(func(t *testing.T, in []byte, encode bool, cut uint16, max uint8) {
 		limit := int(max) + 1
 		if encode {
