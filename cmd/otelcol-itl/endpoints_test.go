@@ -134,6 +134,8 @@ func TestValidateRefusesBadAddresses(t *testing.T) {
 			[]string{`receivers::otlp::protocols::grpc::endpoint: "14317" is a port alone`, `GATEWAY_GRPC_ENDPOINT="14317"`}},
 		{"otlphttp.yaml", "OTLP_HTTP_URL=gateway.example:4318",
 			[]string{`exporters::otlp_http::endpoint: "gateway.example:4318" has no scheme; write http://gateway.example:4318`, `OTLP_HTTP_URL="gateway.example:4318"`}},
+		{"gateway.yaml", "OTLP_HTTP_URL=https://user:s3cr3t@backend.example:99999",
+			[]string{`exporters::otlp_http::endpoint: "https://user:xxxxx@backend.example:99999": port 99999 is outside`, `OTLP_HTTP_URL="https://user:xxxxx@backend.example:99999"`}},
 		{"otlp.yaml", "TELEMETRY_PORT=70000",
 			[]string{`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside`, `TELEMETRY_PORT="70000"`}},
 	} {
@@ -146,6 +148,9 @@ func TestValidateRefusesBadAddresses(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s with %s: the output lacks %q:\n%s", c.config, c.env, want, out)
 			}
+		}
+		if strings.Contains(out, "s3cr3t") {
+			t.Errorf("%s with %s: the output shows the URL's password:\n%s", c.config, c.env, out)
 		}
 	}
 }

@@ -316,7 +316,8 @@ func (r envSource) key() string {
 	return b.String()
 }
 
-// describe says what v holds, or which default stands in for it; the value not when secret.
+// describe says what v holds, or which default stands in for it; the value not when secret, nor
+// the password of a URL in it.
 func describe(v envVar, secret bool) string {
 	val, set := os.LookupEnv(v.name)
 	switch {
@@ -328,13 +329,15 @@ func describe(v envVar, secret bool) string {
 		if secret {
 			return fmt.Sprintf("%s is %s, so its default applies", v.name, state)
 		}
-		return fmt.Sprintf("%s is %s, so its default %q applies", v.name, state, *v.def)
+		return fmt.Sprintf("%s is %s, so its default %q applies", v.name, state, redact(*v.def))
 	case !set:
 		return v.name + " is unset"
 	case secret:
 		return v.name + " is set (its value is not shown)"
 	}
-	return fmt.Sprintf("%s=%q", v.name, val)
+	// A URL's password is hidden, as the error above it hides it: OTLP_HTTP_URL is no secret's
+	// name, but https://user:password@host is a secret's value.
+	return fmt.Sprintf("%s=%q", v.name, redact(val))
 }
 
 // secretKey matches a key whose value may be a secret whatever its variable is called (a header
