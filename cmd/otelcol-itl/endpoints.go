@@ -202,9 +202,11 @@ func listenPort(port string) error {
 	return nil
 }
 
-// grpcTarget reports why the OTLP/gRPC exporter's endpoint a cannot be dialled: its port beyond
-// 65535 or 0, its host no host name. What configgrpc refuses itself (no port, a port that is not a
-// number) and what it passes to a gRPC resolver (dns:///..., unix://) are left to it.
+// grpcTarget reports why the OTLP/gRPC exporter's endpoint a cannot be dialled: a port alone or
+// no port, its port beyond 65535 or 0, its host no host name. configgrpc refuses the first two
+// itself, but says "address 4317: missing port in address" of a port alone (agent.yaml's
+// OTLP_ENDPOINT=4317), which has one, and names no fix for either. What else it refuses (a port
+// that is not a number) and what it passes to a gRPC resolver (dns:///..., unix://) are left to it.
 func grpcTarget(a string) error {
 	target := a
 	switch {
@@ -213,8 +215,16 @@ func grpcTarget(a string) error {
 	case strings.Contains(target, "://"):
 		return nil
 	}
+	scheme := a[:len(a)-len(target)]
+	if _, err := strconv.Atoi(target); err == nil {
+		return fmt.Errorf("%q is a port alone; write the backend's host and port, such as %sbackend.example.com:%s", a, scheme, target)
+	}
 	host, port, err := net.SplitHostPort(target)
 	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) && ae.Err == "missing port in address" {
+			return fmt.Errorf("%q has no port; write it as host:port, such as %s%s:4317 (OTLP/gRPC's usual port)", a, scheme, target)
+		}
 		return nil
 	}
 	if err := validHost(a, host); err != nil {
