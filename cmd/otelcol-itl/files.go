@@ -180,6 +180,10 @@ func keyPair(certName string, cert []byte, keyName string, key []byte) error {
 	hasKey := func(types []string) bool {
 		return slices.ContainsFunc(types, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") })
 	}
+	if len(certTypes) == 0 && certsDER(cert) {
+		// tls.X509KeyPair says only "failed to find any PEM data in certificate input".
+		return fmt.Errorf("%q is a DER (binary) certificate, where cert_file takes PEM; convert it (openssl x509 -inform der -in %s -out cert.pem) and give the PEM file", certName, certName)
+	}
 	if !slices.Contains(certTypes, "CERTIFICATE") && hasKey(certTypes) && slices.Contains(keyTypes, "CERTIFICATE") && !hasKey(keyTypes) {
 		return fmt.Errorf("%q holds a private key and %q a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file", certName, keyName)
 	}

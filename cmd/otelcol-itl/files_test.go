@@ -205,6 +205,8 @@ func TestTLSFileContents(t *testing.T) {
 			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + key + `" holds a private key and "` + cert + `" a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file`}},
 		{"not a pair", exporter(map[string]any{"cert_file": cert, "key_file": otherKey}),
 			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + cert + `" and "` + otherKey + `" are not a certificate and its private key (tls: private key does not match public key); give the certificate's PEM file in cert_file and the PEM file of its private key in key_file`}},
+		{"a DER certificate", exporter(map[string]any{"cert_file": der, "key_file": key}),
+			[]string{`exporters::otlp_grpc::tls::cert_file, key_file: "` + der + `" is a DER (binary) certificate, where cert_file takes PEM; convert it (openssl x509 -inform der -in ` + der + ` -out cert.pem) and give the PEM file`}},
 		{"a certificate as the key", exporter(map[string]any{"cert_file": cert, "key_file": cert}),
 			[]string{`are not a certificate and its private key (tls: found a certificate rather than a key in the PEM for the private key)`}},
 		{"each, in order", exporter(map[string]any{"ca_file": text, "cert_file": key, "key_file": cert}),
