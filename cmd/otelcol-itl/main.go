@@ -66,7 +66,7 @@ func settings() (otelcol.CollectorSettings, *envSources) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), authenticators()},
 				DefaultScheme:      "env",
 			},
 		},
