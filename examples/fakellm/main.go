@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -75,6 +76,9 @@ func defineFlags(fs *flag.FlagSet) (addr, models *string, cfg *engine.Config) {
 }
 
 func run(addr string, models []string, cfg engine.Config) error {
+	if err := checkAddr(addr); err != nil {
+		return err
+	}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err // it names the flag
@@ -125,4 +129,18 @@ func run(addr string, models []string, cfg engine.Config) error {
 		return err
 	}
 	return nil
+}
+
+// checkAddr refuses an -addr that is not host:port with the form to give: net.Listen says
+// "address 8000: missing port in address" of a port alone, which has one, and the advice after it
+// (another address) is for one in use.
+func checkAddr(addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return nil
+	}
+	port := "8000"
+	if _, err := strconv.Atoi(addr); err == nil {
+		port = addr
+	}
+	return fmt.Errorf("-addr %q: want host:port, such as 127.0.0.1:%s (or :%s for every interface)", addr, port, port)
 }

@@ -82,9 +82,9 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// TestRefusals: a busy address, an argument that is not a flag, a flag out of its range and a
-// traces exporter other than otlp or none each stop fakellm at start with the setting and what to
-// give, and nothing is announced before. OTEL_SDK_DISABLED=true is said at start, before the busy
+// TestRefusals: a busy address, one that is not host:port, an argument that is not a flag, a flag
+// out of its range and a traces exporter other than otlp or none each stop fakellm at start with
+// the setting and what to give, and nothing is announced before. OTEL_SDK_DISABLED=true is said at start, before the busy
 // address stops it, and no span is exported to the endpoint set beside it.
 func TestRefusals(t *testing.T) {
 	bin := build(t)
@@ -100,6 +100,8 @@ func TestRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"-addr", busy.Addr().String()}, nil, 1, "-addr " + busy.Addr().String() + ": listen tcp"},
+		{[]string{"-addr", "8000"}, nil, 1, `-addr "8000": want host:port, such as 127.0.0.1:8000 (or :8000 for every interface)`},
+		{[]string{"-addr", "localhost"}, nil, 1, `-addr "localhost": want host:port, such as 127.0.0.1:8000`},
 		{[]string{"-addr", "127.0.0.1:0", "extra"}, nil, 2, `unexpected argument "extra": every setting is a flag`},
 		{[]string{"-addr", "127.0.0.1:0", "-spec-tokens", "0"}, nil, 1, "-spec-tokens 0: give 1 (no speculative decoding) or more"},
 		{[]string{"-addr", "127.0.0.1:0"}, []string{"OTEL_TRACES_EXPORTER=Zipkin"}, 1, `OTEL_TRACES_EXPORTER="Zipkin": the exporters supported are otlp (the default) and none`},
