@@ -243,7 +243,12 @@ func grpcTarget(a string) error {
 func httpURL(a string) error {
 	u, err := url.Parse(a)
 	shown := redact(a) // a password in the URL is not printed
+	port := strings.TrimPrefix(a, ":")
+	_, portErr := strconv.Atoi(port)
 	switch {
+	case portErr == nil:
+		// "write http://4318" would make the port a host name.
+		return fmt.Errorf("%q is a port alone; write the backend's URL with its host, such as http://backend.example.com:%s or https://backend.example.com:%s", a, port, port)
 	case !strings.Contains(a, "://"):
 		return fmt.Errorf("%q has no scheme; write http://%s or https://%s", shown, shown, shown)
 	case err != nil:
