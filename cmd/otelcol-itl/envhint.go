@@ -178,6 +178,11 @@ func (n *noting) Retrieve(ctx context.Context, uri string, w confmap.WatcherFunc
 				walk(append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]"), x)
 			}
 		case string:
+			// A file that is not valid YAML is retrieved whole as one string, at no key: the
+			// resolver refuses it, and no key of it can be named (explain indexes the path).
+			if len(path) == 0 {
+				return
+			}
 			if vars := allVars(references(v)); len(vars) > 0 {
 				found = append(found, envSource{doc: doc, path: path, raw: v, vars: vars})
 			}

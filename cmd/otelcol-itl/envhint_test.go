@@ -66,6 +66,26 @@ service:
 	}
 }
 
+// TestInvalidYAMLWithAVariable: a shipped config broken by an edit (a key out of line), which the
+// resolver retrieves as one string holding its ${env:...} references, is refused with the YAML
+// error, where otelcol-itl panicked (index out of range [-1]) explaining it, at validate and start.
+func TestInvalidYAMLWithAVariable(t *testing.T) {
+	shipped, err := os.ReadFile(filepath.Join("..", "..", "exporter-config", "debug.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "debug.yaml")
+	if err := os.WriteFile(broken, append(shipped, "\n  misplaced: ${env:ITL_FLUSH_INTERVAL}\nnot yaml\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"validate", "--config", broken}, {"--config", broken}} {
+		out, code := otelcolItl(t, nil, args...)
+		if code != 1 || !strings.Contains(out, "contents are not valid YAML") || strings.Contains(out, "panic") {
+			t.Errorf("%v: exit status %d, want 1 with the YAML error and no panic:\n%s", args, code, out)
+		}
+	}
+}
+
 // noted returns the sources the wrapped yaml provider notes of doc.
 func noted(t *testing.T, doc string) *envSources {
 	t.Helper()
