@@ -216,6 +216,9 @@ func grpcTarget(a string) error {
 		return nil
 	}
 	scheme := a[:len(a)-len(target)]
+	if strings.TrimSpace(target) == "" {
+		return fmt.Errorf("%q has no host or port; write the backend's host and port, such as %sbackend.example.com:4317", a, scheme)
+	}
 	if _, err := strconv.Atoi(target); err == nil {
 		return fmt.Errorf("%q is a port alone; write the backend's host and port, such as %sbackend.example.com:%s", a, scheme, target)
 	}

@@ -99,6 +99,8 @@ func TestAddresses(t *testing.T) {
 			`exporters::otlp_grpc::endpoint: "gateway.example" has no port; write it as host:port, such as gateway.example:4317`},
 		{"a gRPC backend without a port, with https://", exporter("otlp_grpc", "endpoint", "https://gateway.example"),
 			`"https://gateway.example" has no port; write it as host:port, such as https://gateway.example:4317`},
+		{"a scheme alone", exporter("otlp_grpc", "endpoint", "http://"),
+			`exporters::otlp_grpc::endpoint: "http://" has no host or port; write the backend's host and port, such as http://backend.example.com:4317`},
 		{"a gRPC backend's port 0", exporter("otlp_grpc", "endpoint", "gateway.example:0"), `port 0 is outside 1 to 65535`},
 		{"a gRPC backend's host", exporter("otlp_grpc", "endpoint", "gate way:4317"), `exporters::otlp_grpc::endpoint: "gate way:4317": "gate way" is not a host name`},
 		{"an OTLP/HTTP backend", exporter("otlp_http", "endpoint", "https://intake.example/otlp"), ""},
