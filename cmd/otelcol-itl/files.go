@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +13,8 @@ import (
 	"syscall"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/internal/tlsfile"
 )
 
 // tlsFileKeys are the settings of a tls section that name a PEM file.
@@ -84,13 +83,13 @@ func tlsSection(path []string, section map[string]any) []error {
 	}
 	for _, k := range []string{"ca_file", "client_ca_file"} {
 		if data := contents[k]; data != nil {
-			if err := caFile(section[k].(string), data); err != nil {
+			if err := tlsfile.CA(section[k].(string), data); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", strings.Join(append(path, k), "::"), err))
 			}
 		}
 	}
 	if cert, key := contents["cert_file"], contents["key_file"]; cert != nil && key != nil {
-		if err := keyPair(section["cert_file"].(string), cert, section["key_file"].(string), key); err != nil {
+		if err := tlsfile.KeyPair("cert_file", section["cert_file"].(string), cert, "key_file", section["key_file"].(string), key); err != nil {
 			errs = append(errs, fmt.Errorf("%s, key_file: %w", strings.Join(append(path, "cert_file"), "::"), err))
 		}
 	}
@@ -116,78 +115,6 @@ func regularFile(name string) []byte {
 		data = []byte{}
 	}
 	return data
-}
-
-// blockTypes returns the types of data's PEM blocks, in order.
-func blockTypes(data []byte) []string {
-	var types []string
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			return types
-		}
-		types = append(types, b.Type)
-	}
-}
-
-// holds says what a PEM file that lacks the block it should hold holds instead, from its blocks'
-// types.
-func holds(types []string) string {
-	for _, t := range types {
-		if strings.HasSuffix(t, "PRIVATE KEY") {
-			return fmt.Sprintf("it holds a private key (a %q block)", t)
-		}
-	}
-	if len(types) == 0 {
-		return "it holds no PEM block"
-	}
-	return fmt.Sprintf("it holds a %q block", types[0])
-}
-
-// caFile reports why the CA file name, holding data, gives the component no certificate to trust.
-func caFile(name string, data []byte) error {
-	if x509.NewCertPool().AppendCertsFromPEM(data) {
-		return nil
-	}
-	const fix = "give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)"
-	types := blockTypes(data)
-	switch {
-	case len(strings.TrimSpace(string(data))) == 0:
-		return fmt.Errorf("%q is not a PEM certificate: it is empty; %s", name, fix)
-	case len(types) == 0 && certsDER(data):
-		return fmt.Errorf("%q is not a PEM certificate: it is a DER (binary) certificate; convert it (openssl x509 -inform der -in %s -out ca.pem) and give the PEM file", name, name)
-	case slices.Contains(types, "CERTIFICATE"):
-		return fmt.Errorf("%q is not a PEM certificate: its CERTIFICATE block does not parse; %s", name, fix)
-	}
-	return fmt.Errorf("%q is not a PEM certificate: %s; %s", name, holds(types), fix)
-}
-
-// certsDER reports whether data is one or more certificates in DER, as some CAs hand them out.
-func certsDER(data []byte) bool {
-	_, err := x509.ParseCertificates(data)
-	return err == nil
-}
-
-// keyPair reports why the certificate file and the key file, holding cert and key, are not a
-// certificate and its private key.
-func keyPair(certName string, cert []byte, keyName string, key []byte) error {
-	_, err := tls.X509KeyPair(cert, key)
-	if err == nil {
-		return nil
-	}
-	certTypes, keyTypes := blockTypes(cert), blockTypes(key)
-	hasKey := func(types []string) bool {
-		return slices.ContainsFunc(types, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") })
-	}
-	if len(certTypes) == 0 && certsDER(cert) {
-		// tls.X509KeyPair says only "failed to find any PEM data in certificate input".
-		return fmt.Errorf("%q is a DER (binary) certificate, where cert_file takes PEM; convert it (openssl x509 -inform der -in %s -out cert.pem) and give the PEM file", certName, certName)
-	}
-	if !slices.Contains(certTypes, "CERTIFICATE") && hasKey(certTypes) && slices.Contains(keyTypes, "CERTIFICATE") && !hasKey(keyTypes) {
-		return fmt.Errorf("%q holds a private key and %q a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file", certName, keyName)
-	}
-	return fmt.Errorf("%q and %q are not a certificate and its private key (%v); give the certificate's PEM file in cert_file and the PEM file of its private key in key_file", certName, keyName, err)
 }
 
 // readable reports why the file v names cannot be read, or nil for an empty value (or one that is

@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/otelitl/itl/internal/otlpenv"
+	"github.com/otelitl/itl/internal/tlsfile"
 )
 
 func main() {
@@ -100,6 +101,16 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 	if c.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
 		if err != nil {
+			// Both files read, crypto/tls's reason ("failed to find any PEM data in certificate
+			// input") says neither which file nor what to do: tlsfile tells a DER certificate and
+			// the two given swapped.
+			certData, cerr := os.ReadFile(c.tlsCert)
+			keyData, kerr := os.ReadFile(c.tlsKey)
+			if cerr == nil && kerr == nil {
+				if why := tlsfile.KeyPair(c.name("tls-cert"), c.tlsCert, certData, c.name("tls-key"), c.tlsKey, keyData); why != nil {
+					return nil, fmt.Errorf("%s %s: %w", setting(c.name("tls-cert"), c.tlsCert), setting(c.name("tls-key"), c.tlsKey), why)
+				}
+			}
 			return nil, fmt.Errorf("%s %s: %w: give a PEM certificate and its private key", setting(c.name("tls-cert"), c.tlsCert), setting(c.name("tls-key"), c.tlsKey), err)
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}

@@ -44,6 +44,15 @@ func TestStartFailsBeforeListening(t *testing.T) {
 	up, _ := url.Parse("http://127.0.0.1:1")
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "missing.pem"), filepath.Join(dir, "missing-key.pem")
+	goodCert, goodKey := writeCert(t)
+	der := filepath.Join(dir, "cert.der")
+	certPEM, err := os.ReadFile(goodCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := pem.Decode(certPEM); b == nil || os.WriteFile(der, b.Bytes, 0o600) != nil {
+		t.Fatal("writing a DER certificate")
+	}
 	for _, tc := range []struct {
 		name  string
 		c     config
@@ -54,6 +63,10 @@ func TestStartFailsBeforeListening(t *testing.T) {
 			"", []string{`-tls-cert "` + cert + `" -tls-key "` + key + `"`, "no such file", "give a PEM certificate and its private key"}},
 		{"missing certificate from the environment", config{addr: "127.0.0.1:0", tlsCert: cert, tlsKey: key, names: map[string]string{"tls-cert": "OTELITL_PROXY_TLS_CERT", "tls-key": "OTELITL_PROXY_TLS_KEY"}},
 			"", []string{`OTELITL_PROXY_TLS_CERT="` + cert + `" OTELITL_PROXY_TLS_KEY="` + key + `"`}},
+		{"a DER certificate", config{addr: "127.0.0.1:0", tlsCert: der, tlsKey: goodKey},
+			"", []string{`-tls-cert "` + der + `"`, "is a DER (binary) certificate, where -tls-cert takes PEM", "openssl x509 -inform der"}},
+		{"certificate and key swapped, from the environment", config{addr: "127.0.0.1:0", tlsCert: goodKey, tlsKey: goodCert, names: map[string]string{"tls-cert": "OTELITL_PROXY_TLS_CERT", "tls-key": "OTELITL_PROXY_TLS_KEY"}},
+			"", []string{`OTELITL_PROXY_TLS_CERT="` + goodKey + `"`, "the two are given swapped; give the certificate in OTELITL_PROXY_TLS_CERT and its key in OTELITL_PROXY_TLS_KEY"}},
 		{"OTLP endpoint without a scheme", config{addr: "127.0.0.1:0"},
 			"127.0.0.1:9999", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:9999"`, "http://127.0.0.1:9999"}},
 		{"address in use, from the environment", config{addr: busy.Addr().String(), names: map[string]string{"addr": "OTELITL_PROXY_ADDR"}},
