@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -328,9 +329,11 @@ func testIntake(t *testing.T, in intake) {
 	bin := buildCollector(t)
 	ports := newCollectorPorts(t)
 	scrape := freePort(t)
-	promCfg := "global:\n  scrape_interval: 1s\n"
+	// Every intake has Prometheus scrape the collector's telemetry port too, as the README tells an
+	// operator to, for the dashboard's row of the components' own telemetry.
+	promCfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: otelcol-itl-telemetry\n    static_configs:\n      - targets: [%q]\n", ports.telemetry)
 	if in.scrape {
-		promCfg += fmt.Sprintf("scrape_configs:\n  - job_name: otelcol-itl\n    static_configs:\n      - targets: [%q]\n", scrape)
+		promCfg += fmt.Sprintf("  - job_name: otelcol-itl\n    static_configs:\n      - targets: [%q]\n", scrape)
 	}
 	prom := startPrometheus(t, promCfg, in.promFlags...)
 	promAddr := strings.TrimPrefix(prom, "http://")
@@ -396,7 +399,6 @@ func testIntake(t *testing.T, in intake) {
 		t.Errorf("%v cancelled generations carry error.type, want 3", failures)
 	}
 
-	checkDashboard(t, prom)
 	checkREADMEQueries(t, prom)
 
 	// The throughput query of the README: the rate of the output token sum. The second half's
@@ -411,6 +413,61 @@ func testIntake(t *testing.T, in intake) {
 	rate := promQuery(t, prom, fmt.Sprintf(`sum(rate(gen_ai_client_token_usage_sum{gen_ai_token_type="output"}[%ds]))`, int(window.Seconds())), "")[""]
 	if tokensAtHalf <= 0 || inc < second*0.9 || inc > second*1.6 || math.Abs(rate*window.Seconds()-inc) > 1e-6*inc+1 {
 		t.Errorf("token rate: increase %v over %v (rate %v/s), want about %v", inc, window, rate, second)
+	}
+
+	// The events the dashboard's row of the components' own telemetry counts, sent once every
+	// figure above is checked: a span whose error.type is cut (values bounded) and one whose TTFT
+	// is not a number (malformed).
+	sendBadSpans(t, otlp)
+	waitForSeries(t, prom, "otelcol_connector_itl_metrics_values_bounded", "otelcol_connector_itl_metrics_spans_malformed")
+	checkDashboard(t, prom)
+}
+
+// sendBadSpans sends two model calls of the model e2e-bad (no output tokens, so no throughput
+// figure moves): one whose error.type is longer than itlconv.MaxErrorTypeLength, which the
+// connector cuts and counts in otelcol_connector_itl_metrics_values_bounded, and one whose time to
+// first chunk is a string, which it counts in otelcol_connector_itl_metrics_spans_malformed.
+func sendBadSpans(t *testing.T, endpoint string) {
+	t.Helper()
+	ctx := context.Background()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("e2e"))))
+	tracer := tp.Tracer("e2e")
+	call := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.provider.name", "e2e"),
+		attribute.String("gen_ai.request.model", "e2e-bad"),
+	}
+	start := time.Now().Add(-2 * time.Second)
+	for _, bad := range []attribute.KeyValue{
+		attribute.String("error.type", strings.Repeat("x", 2*itlconv.MaxErrorTypeLength)),
+		attribute.String("gen_ai.response.time_to_first_chunk", "soon"),
+	} {
+		_, span := tracer.Start(ctx, "chat e2e-bad", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+			trace.WithAttributes(append(slices.Clone(call), bad)...))
+		span.End(trace.WithTimestamp(start.Add(time.Second)))
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("exporting spans: %v", err)
+	}
+}
+
+// waitForSeries waits until Prometheus holds a series of each metric with two samples at least,
+// what rate() needs to return one.
+func waitForSeries(t *testing.T, prom string, metrics ...string) {
+	t.Helper()
+	for _, m := range metrics {
+		deadline := time.Now().Add(60 * time.Second)
+		for len(promAPI(t, prom, "count_over_time("+m+"[1m]) > 1")) == 0 {
+			if time.Now().After(deadline) {
+				names := promQuery(t, prom, `count by (__name__) ({__name__=~"otelcol_.+"})`, "__name__")
+				t.Fatalf("Prometheus holds no %s with two samples after 60s; the collector's telemetry series: %v", m, names)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
 	}
 }
 
@@ -453,8 +510,25 @@ func checkREADMEQueries(t *testing.T, prom string) {
 	}
 }
 
+// dashPanel is a panel of the dashboard; a row holds its panels in its own list.
+type dashPanel struct {
+	Title   string      `json:"title"`
+	Panels  []dashPanel `json:"panels"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+}
+
+// dashboardAllowedEmpty names the dashboard's only metrics a query may find no series of here:
+// the collectors of this test (exporter-config/prometheus*.yaml) run neither the itl processor
+// (otelcol_processor_itl_spans_malformed) nor the itl_auth extension
+// (otelcol_extension_itl_auth_refused), so their series cannot exist.
+var dashboardAllowedEmpty = regexp.MustCompile(`\botelcol_processor_itl_spans_malformed\b|\botelcol_extension_itl_auth_refused\b`)
+
 // checkDashboard runs every query of the shipped Grafana dashboard against the real Prometheus:
 // each must parse and return series, so that the dashboard cannot drift from the metric names.
+// The panels of a row (the collapsed row of the components' own telemetry keeps its panels in the
+// row's own list) are checked as the others are.
 func checkDashboard(t *testing.T, prom string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot(), "exporter-config", "grafana", "itl-dashboard.json"))
@@ -462,12 +536,7 @@ func checkDashboard(t *testing.T, prom string) {
 		t.Fatal(err)
 	}
 	var dash struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
+		Panels     []dashPanel `json:"panels"`
 		Templating struct {
 			List []struct {
 				Name  string          `json:"name"`
@@ -478,18 +547,38 @@ func checkDashboard(t *testing.T, prom string) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatalf("dashboard JSON: %v", err)
 	}
-	queries := 0
-	for _, p := range dash.Panels {
-		for _, tg := range p.Targets {
-			q := strings.NewReplacer("$__rate_interval", "1m", "$provider", ".*", "$model", ".*").Replace(tg.Expr)
-			if res := promQuery(t, prom, q, "gen_ai_request_model"); len(res) == 0 {
-				t.Errorf("dashboard panel %q: query returned no series: %s", p.Title, q)
+	queries, empty := 0, map[string]bool{}
+	var check func(panels []dashPanel)
+	check = func(panels []dashPanel) {
+		for _, p := range panels {
+			check(p.Panels)
+			for _, tg := range p.Targets {
+				q := strings.NewReplacer("$__rate_interval", "1m", "$provider", ".*", "$model", ".*").Replace(tg.Expr)
+				queries++
+				if res := promQuery(t, prom, q, "gen_ai_request_model"); len(res) == 0 {
+					if metric := dashboardAllowedEmpty.FindString(q); metric != "" {
+						empty[metric] = true
+						continue
+					}
+					t.Errorf("dashboard panel %q: query returned no series: %s", p.Title, q)
+				}
 			}
-			queries++
 		}
 	}
-	if queries < 8 {
+	check(dash.Panels)
+	if queries < 23 { // the 17 of the panels above the row and its 6
 		t.Errorf("only %d dashboard queries checked", queries)
+	}
+	// A query allowed to be empty names its metric still as the component registers it: the
+	// component's README documents each instrument (collector/internal/doccheck holds it to that).
+	for metric := range empty {
+		readme := map[string]string{
+			"otelcol_processor_itl_spans_malformed": "itlprocessor",
+			"otelcol_extension_itl_auth_refused":    "itlauthextension",
+		}[metric]
+		if doc := mustRead(t, filepath.Join(repoRoot(), "collector", readme, "README.md")); !strings.Contains(doc, "| `"+metric+"` |") {
+			t.Errorf("dashboard: %s, allowed to be empty here, is not in the telemetry table of collector/%s/README.md", metric, readme)
+		}
 	}
 	// The variables' label_values(selector, label), as the series count by that label: each must
 	// offer a value to pick.
