@@ -390,7 +390,9 @@ func (r envSource) keyIn(text string) bool {
 // section's path named as keyIn names one, its last name followed by ":" or "::config:". configtls
 // refuses a cert_file without its key_file as "exporters::otlp_grpc::clientconfig::tls: TLS
 // configuration must include both certificate and key", naming neither key; each of the section's
-// variables is then a suspect.
+// variables is then a suspect, unless the error names the fields it is about in Go's words, as that
+// one does ("(CertFile/CertPem and KeyFile/KeyPem)"): then only the keys of those fields are
+// (cert_file, key_file; not ca_file).
 func (r envSource) sectionIn(text string) bool {
 	n := len(r.path)
 	if n < 4 || strings.HasPrefix(r.path[n-1], "[") {
@@ -398,7 +400,41 @@ func (r envSource) sectionIn(text string) bool {
 	}
 	section := envSource{path: r.path[:n-1]}
 	last := section.path[n-2]
-	return section.keyIn(text) && (strings.Contains(text, "::"+last+": ") || strings.Contains(text, "::"+last+"::config: "))
+	if !section.keyIn(text) || !(strings.Contains(text, "::"+last+": ") || strings.Contains(text, "::"+last+"::config: ")) {
+		return false
+	}
+	fields := goFields.FindAllStringSubmatch(text, -1)
+	if len(fields) == 0 {
+		return true
+	}
+	name := goName(r.path[n-1])
+	for _, f := range fields {
+		for _, w := range goField.FindAllString(f[1], -1) {
+			if w == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// goFields matches a parenthesised list of Go field names in an error ("(CertFile/CertPem and
+// KeyFile/KeyPem)"), goField one of them.
+var (
+	goFields = regexp.MustCompile(`\(((?:[A-Z][A-Za-z0-9]*(?:/| and | or |, )?)+)\)`)
+	goField  = regexp.MustCompile(`[A-Z][A-Za-z0-9]*`)
+)
+
+// goName is the Go field name a configuration key decodes into by the collector's convention
+// (cert_file: CertFile).
+func goName(key string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(key, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
 }
 
 // valueIn reports whether text prints the value r resolves to, whole: a default endpoint in a

@@ -204,19 +204,20 @@ connectors: {itl_metrics: {metrics_flush_interval: "${env:ITL_TEST_V:-${env:ITL_
 // TestExplainSection: an error about a section as a whole, naming none of its keys, is traced to
 // every variable the section takes; configtls refuses a certificate without its key so, where the
 // explanation was empty (found by an operator setting OTLP_CLIENT_CERT_FILE alone). The key file's
-// path is shown (a path, not a secret: the operator needs it, and found it hidden), and another
-// section's variables are not named.
+// path is shown (a path, not a secret: the operator needs it, and found it hidden); another
+// section's variables are not named, nor the CA file's, which the error's fields (CertFile, KeyFile)
+// leave out.
 func TestExplainSection(t *testing.T) {
 	t.Setenv("ITL_TEST_CERT", "/etc/agent/cert.pem")
 	s := noted(t, `{
 exporters: {
-  otlp_grpc: {endpoint: "${env:ITL_TEST_ENDPOINT:-gateway:4317}", tls: {cert_file: "${env:ITL_TEST_CERT:-}", key_file: "${env:ITL_TEST_KEYFILE:-/etc/agent/key.pem}"}},
+  otlp_grpc: {endpoint: "${env:ITL_TEST_ENDPOINT:-gateway:4317}", tls: {ca_file: "${env:ITL_TEST_CA:-}", cert_file: "${env:ITL_TEST_CERT:-}", key_file: "${env:ITL_TEST_KEYFILE:-/etc/agent/key.pem}"}},
   otlp_http: {tls: {cert_file: "${env:ITL_TEST_OTHER_CERT:-}"}}}}`)
 	got := s.explain(errors.New("exporters::otlp_grpc::clientconfig::tls: TLS configuration must include both certificate and key (CertFile/CertPem and KeyFile/KeyPem)\n" +
 		"exporters::otlp_grpc::clientconfig::tls::config: TLS configuration must include both certificate and key (CertFile/CertPem and KeyFile/KeyPem)"))
 	checkExplained(t, got, []string{`exporters::otlp_grpc::tls::cert_file is "${env:ITL_TEST_CERT:-}"`, `ITL_TEST_CERT="/etc/agent/cert.pem"`,
 		`exporters::otlp_grpc::tls::key_file is "${env:ITL_TEST_KEYFILE:-/etc/agent/key.pem}"`, `ITL_TEST_KEYFILE is unset, so its default "/etc/agent/key.pem" applies`})
-	for _, not := range []string{"ITL_TEST_ENDPOINT", "ITL_TEST_OTHER_CERT"} {
+	for _, not := range []string{"ITL_TEST_ENDPOINT", "ITL_TEST_OTHER_CERT", "ITL_TEST_CA"} {
 		if strings.Contains(got, not) {
 			t.Errorf("the explanation names %s, outside the section:\n%s", not, got)
 		}
