@@ -38,24 +38,7 @@ func TestTLSFilesReadable(t *testing.T) {
 			[]string{"service::telemetry::metrics::readers::[0]::push::tls::ca_file"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := settingFilesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
-			if len(c.want) == 0 {
-				if err != nil {
-					t.Errorf("refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("accepted, want %q", c.want)
-			}
-			last := -1
-			for _, w := range c.want {
-				i := strings.Index(err.Error(), w)
-				if i < 0 || i < last {
-					t.Errorf("the error lacks %q (or names it out of order):\n%v", w, err)
-				}
-				last = i
-			}
+			checkFilesRefused(t, c.conf, c.want)
 		})
 	}
 }
@@ -213,24 +196,7 @@ func TestTLSFileContents(t *testing.T) {
 			[]string{"tls::ca_file: ", "tls::cert_file, key_file: "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := settingFilesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
-			if len(c.want) == 0 {
-				if err != nil {
-					t.Errorf("refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("accepted, want %q", c.want)
-			}
-			last := -1
-			for _, w := range c.want {
-				i := strings.Index(err.Error(), w)
-				if i < 0 || i < last {
-					t.Errorf("the error lacks %q (or names it out of order):\n%v", w, err)
-				}
-				last = i
-			}
+			checkFilesRefused(t, c.conf, c.want)
 		})
 	}
 }
@@ -267,5 +233,29 @@ func TestValidateRefusesBadTLSFiles(t *testing.T) {
 				t.Errorf("%v: the output lacks %q:\n%s", c.env, want, out)
 			}
 		}
+	}
+}
+
+// checkFilesRefused runs the setting-files converter on conf: with want empty it must accept it,
+// else refuse it with an error naming each of want, in that order.
+func checkFilesRefused(t *testing.T, conf map[string]any, want []string) {
+	t.Helper()
+	err := settingFilesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(conf))
+	if len(want) == 0 {
+		if err != nil {
+			t.Errorf("refused: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("accepted, want %q", want)
+	}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(err.Error(), w)
+		if i < 0 || i < last {
+			t.Errorf("the error lacks %q (or names it out of order):\n%v", w, err)
+		}
+		last = i
 	}
 }
