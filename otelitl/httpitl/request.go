@@ -92,15 +92,9 @@ func (s *reqScan) Write(p []byte) (int, error) {
 		switch s.state {
 		case rqStart:
 			s.expect(c == '{', rqKey)
-		case rqKey:
-			switch c {
-			case '"':
-				s.state, s.keyN = rqKeyStr, 0
-			case '}':
-				s.state = rqDone
-			default:
-				s.state = rqDone
-			}
+		case rqKey: // '}' ends the object; anything but a key's quote stops the reading alike
+			s.expect(c == '"', rqKeyStr)
+			s.keyN = 0
 		case rqColon:
 			s.expect(c == ':', rqValue)
 		case rqValue:
