@@ -138,7 +138,7 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 		}
 		key := fmt.Sprintf("service::telemetry::metrics::readers[%d]::pull::exporter::prometheus::", i)
 		check(key+"host", prom["host"], func(h string) error { return validHost(h, h) })
-		check(key+"port", prom["port"], listenPort)
+		check(key+"port", prom["port"], func(p string) error { return listenPort(p, false) })
 	}
 	return errors.Join(errs...)
 }
@@ -181,26 +181,38 @@ func listenAddress(a string) error {
 	if err := validHost(a, host); err != nil {
 		return err
 	}
-	if err := listenPort(port); err != nil {
+	if err := listenPort(port, true); err != nil {
 		return fmt.Errorf("%q: %w", a, err)
 	}
 	return nil
 }
 
-// listenPort reports why port is none a listener can take.
-func listenPort(port string) error {
+// listenPort reports why port is none a listener can take: a number from 0 to 65535, or, where
+// names is true, a service's name (http), as net.Listen takes it. 0 is taken: the listener is given
+// any free port, as net.Listen gives it, for a receiver and for the collector's telemetry alike
+// (otelconf's Prometheus reader listens on host:port as written, and the project's tests run the
+// collector so). Its message said "outside 0 to 65535; give a port from 1 to 65535", two ranges in
+// one line; it says the one that is taken. The telemetry's port is an int in the collector's
+// configuration, which takes no service's name (names false): the collector refused "http" only as
+// it decoded the configuration ("expected type 'int', got unconvertible type 'string'").
+func listenPort(port string, names bool) error {
 	n, err := strconv.Atoi(port)
-	if err != nil {
+	switch {
+	case err != nil && names:
 		if _, lerr := net.LookupPort("tcp", port); lerr == nil {
-			return nil // a service's name, such as http, as net.Listen takes it
+			return nil
 		}
-		return fmt.Errorf("port %q is not a number; give a port from 1 to 65535", port)
-	}
-	if n < 0 || n > 65535 {
-		return fmt.Errorf("port %d is outside 0 to 65535; give a port from 1 to 65535", n)
+		return fmt.Errorf("port %q is neither a number nor a service's name; %s", port, portFix)
+	case err != nil:
+		return fmt.Errorf("port %q is not a number; %s", port, portFix)
+	case n < 0 || n > 65535:
+		return fmt.Errorf("port %d is outside 0 to 65535; %s", n, portFix)
 	}
 	return nil
 }
+
+// portFix is listenPort's fix, the range it takes.
+const portFix = "give a port from 0 to 65535 (0: any free port, chosen at start)"
 
 // grpcTarget reports why the OTLP/gRPC exporter's endpoint a cannot be dialled: a port alone or
 // no port, its port beyond 65535 or 0, its host no host name. configgrpc refuses the first two

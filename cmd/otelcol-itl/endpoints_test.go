@@ -72,9 +72,11 @@ func TestAddresses(t *testing.T) {
 		{"another type: the component's decoding says", receiver([]any{"x"}), ""},
 		{"a unix socket", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{
 			"endpoint": "/run/otel.sock", "transport": "unix"}}}}}, ""},
-		{"a port beyond 65535", receiver("127.0.0.1:70000"), grpcKey + `"127.0.0.1:70000": port 70000 is outside 0 to 65535; give a port from 1 to 65535`},
-		{"a negative port", receiver("127.0.0.1:-1"), `port -1 is outside 0 to 65535`},
-		{"a port that is no number", receiver("127.0.0.1:abc"), grpcKey + `"127.0.0.1:abc": port "abc" is not a number`},
+		// One range, the one taken: the message said "outside 0 to 65535; give a port from 1 to 65535".
+		{"a port beyond 65535", receiver("127.0.0.1:70000"), grpcKey + `"127.0.0.1:70000": port 70000 is outside 0 to 65535; give a port from 0 to 65535 (0: any free port, chosen at start)`},
+		{"a negative port", receiver("127.0.0.1:-1"), `port -1 is outside 0 to 65535; give a port from 0 to 65535`},
+		{"port 0: any free one", receiver("127.0.0.1:0"), ""},
+		{"a port that is no number", receiver("127.0.0.1:abc"), grpcKey + `"127.0.0.1:abc": port "abc" is neither a number nor a service's name; give a port from 0 to 65535 (0: any free port, chosen at start)`},
 		{"no port", receiver("127.0.0.1"), grpcKey + `"127.0.0.1" has no port; write it as host:port (127.0.0.1:<port>)`},
 		{"a port alone", receiver("14317"), grpcKey + `"14317" is a port alone; write ":14317" for every interface, or "127.0.0.1:14317" for this machine alone`},
 		{"a URL", receiver("http://0.0.0.0:4317"), grpcKey + `"http://0.0.0.0:4317" is a URL; a listen address is host:port, without a scheme: "0.0.0.0:4317"`},
@@ -84,7 +86,13 @@ func TestAddresses(t *testing.T) {
 			`extensions::health_check::endpoint: "0.0.0.0:99999": port 99999 is outside`},
 		{"a Prometheus exporter listens", exporter("prometheus", "endpoint", "8889"), `exporters::prometheus::endpoint: "8889" is a port alone`},
 		{"the telemetry's port", telemetry("127.0.0.1", 70000),
-			`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside 0 to 65535`},
+			`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside 0 to 65535; give a port from 0 to 65535 (0: any free port, chosen at start)`},
+		{"the telemetry's port 0: any free one", telemetry("127.0.0.1", 0), ""},
+		{"the telemetry's port, no number", telemetry("127.0.0.1", "abc"),
+			`prometheus::port: port "abc" is not a number; give a port from 0 to 65535 (0: any free port, chosen at start)`},
+		// An int in the collector's configuration: a service's name is refused here, not only as
+		// the collector decodes it.
+		{"the telemetry's port, a service's name", telemetry("127.0.0.1", "http"), `prometheus::port: port "http" is not a number`},
 		{"the telemetry's host", telemetry("my host", 8888), `readers[0]::pull::exporter::prometheus::host: "my host": "my host" is not a host name`},
 		{"the telemetry's defaults", telemetry("127.0.0.1", 8888), ""},
 		{"a gRPC backend", exporter("otlp_grpc", "endpoint", "gateway.example:4317"), ""},
@@ -152,7 +160,9 @@ func TestValidateRefusesBadAddresses(t *testing.T) {
 		{"gateway.yaml", "OTLP_HTTP_URL=https://user:s3cr3t@backend.example:99999",
 			[]string{`exporters::otlp_http::endpoint: "https://user:xxxxx@backend.example:99999": port 99999 is outside`, `OTLP_HTTP_URL="https://user:xxxxx@backend.example:99999"`}},
 		{"otlp.yaml", "TELEMETRY_PORT=70000",
-			[]string{`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside`, `TELEMETRY_PORT="70000"`}},
+			[]string{`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port 70000 is outside 0 to 65535; give a port from 0 to 65535 (0: any free port, chosen at start)`, `TELEMETRY_PORT="70000"`}},
+		{"gateway.yaml", "TELEMETRY_PORT=abc",
+			[]string{`service::telemetry::metrics::readers[0]::pull::exporter::prometheus::port: port "abc" is not a number; give a port from 0 to 65535 (0: any free port, chosen at start)`, `TELEMETRY_PORT="abc"`}},
 	} {
 		out, code := otelcolItl(t, []string{c.env}, "validate", "--config", filepath.Join("..", "..", "exporter-config", c.config))
 		if code != 1 {
