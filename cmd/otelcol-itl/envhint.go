@@ -235,8 +235,11 @@ func (s *envSources) explain(err error) string {
 		}
 	}
 	scopes := failing(text)
-	var lines []string
-	seen := map[string]bool{}
+	// One line for the keys written alike in one document, their variables as they are: gateway.yaml's
+	// two receivers both read TLS_CLIENT_CA_FILE, whose line was printed twice, once a key.
+	type hint struct{ keys []string }
+	var order []string
+	hints := map[string]*hint{} // by what follows the keys
 	for _, r := range refs {
 		if strings.Contains(text, r.path[len(r.path)-1]+": not a setting") {
 			continue // a misspelled key: the fix is in the file, whatever its value
@@ -253,14 +256,27 @@ func (s *envSources) explain(err error) string {
 		if len(named) == 0 || !(r.keyIn(text) || r.sectionIn(text) || byValue) {
 			continue
 		}
-		line := fmt.Sprintf("  %s is %q in %s: %s", r.key(), r.raw, r.doc, strings.Join(named, "; "))
-		if !seen[line] {
-			seen[line] = true
-			lines = append(lines, line)
+		rest := fmt.Sprintf("%q in %s: %s", r.raw, r.doc, strings.Join(named, "; "))
+		h := hints[rest]
+		if h == nil {
+			h = &hint{}
+			hints[rest] = h
+			order = append(order, rest)
+		}
+		if !slices.Contains(h.keys, r.key()) {
+			h.keys = append(h.keys, r.key())
 		}
 	}
-	if len(lines) == 0 {
+	if len(order) == 0 {
 		return ""
+	}
+	var lines []string
+	for _, rest := range order {
+		verb := " is "
+		if keys := hints[rest].keys; len(keys) > 1 {
+			verb = " are "
+		}
+		lines = append(lines, "  "+joinKeys(hints[rest].keys)+verb+rest)
 	}
 	return "Set from environment variables (change the variable, not the file):\n" + strings.Join(lines, "\n")
 }

@@ -224,6 +224,28 @@ exporters: {
 	}
 }
 
+// TestExplainSharedVariable: keys written alike in one document, from one variable (gateway.yaml's
+// two receivers' client_ca_file), are one line naming both, where each had its line, the same
+// variable and value in each; keys written otherwise keep a line each.
+func TestExplainSharedVariable(t *testing.T) {
+	t.Setenv("ITL_TEST_CA", "/etc/ca.txt")
+	t.Setenv("ITL_TEST_OTHER_CA", "/etc/other-ca.pem")
+	s := noted(t, `{receivers: {otlp: {protocols: {
+grpc: {tls: {client_ca_file: "${env:ITL_TEST_CA:-}"}},
+http: {tls: {client_ca_file: "${env:ITL_TEST_CA:-}"}}}}},
+exporters: {otlp_grpc: {tls: {ca_file: "${env:ITL_TEST_OTHER_CA}"}}}}`)
+	got := s.explain(errors.New(`receivers::otlp::protocols::grpc::tls::client_ca_file and receivers::otlp::protocols::http::tls::client_ca_file: "/etc/ca.txt" is not a PEM certificate`))
+	want := "Set from environment variables (change the variable, not the file):\n" +
+		`  receivers::otlp::protocols::grpc::tls::client_ca_file and receivers::otlp::protocols::http::tls::client_ca_file are "${env:ITL_TEST_CA:-}" in the yaml: configuration given on the command line: ITL_TEST_CA="/etc/ca.txt"`
+	if got != want {
+		t.Errorf("explanation\n%s\nwant\n%s", got, want)
+	}
+	got = s.explain(errors.New(`receivers::otlp::protocols::grpc::tls::client_ca_file: bad` + "\n" + `exporters::otlp_grpc::tls::ca_file: bad`))
+	if n := strings.Count(got, "\n  "); n != 2 || strings.Contains(got, " are ") {
+		t.Errorf("%d lines, want one a key:\n%s", n, got)
+	}
+}
+
 // TestExplainBarePort: a bare port given where a listen address belongs is traced to its variable,
 // where values under 6 bytes were never matched (found by an operator giving
 // GATEWAY_GRPC_ENDPOINT=14317); the same port elsewhere in an error is not it.

@@ -60,7 +60,52 @@ func (settingFilesConverter) Convert(_ context.Context, conf *confmap.Conf) erro
 		}
 	}
 	walk(nil, conf.ToStringMap())
-	return errors.Join(errs...)
+	return errors.Join(onePerProblem(errs)...)
+}
+
+// keyError is a setting's error: the key (or keys) and what is wrong with the value.
+type keyError struct {
+	keys []string
+	err  error
+}
+
+func keyErr(key string, err error) error { return &keyError{keys: []string{key}, err: err} }
+
+func (e *keyError) Error() string { return joinKeys(e.keys) + ": " + e.err.Error() }
+func (e *keyError) Unwrap() error { return e.err }
+
+// onePerProblem returns errs with the errors of keys that name the same file, and found the same
+// fault in it, made one, which names every key, where the first stood. gateway.yaml gives both
+// receivers, gRPC and HTTP, the same TLS_CERT_FILE, TLS_KEY_FILE and TLS_CLIENT_CA_FILE: a CA
+// that was not PEM was printed twice, once a key, the same path and fix in each. The errors of
+// keys whose values differ stay apart, each with its own.
+func onePerProblem(errs []error) []error {
+	var out []error
+	first := map[string]*keyError{} // by the fault's text
+	for _, err := range errs {
+		var ke *keyError
+		if !errors.As(err, &ke) {
+			out = append(out, err)
+			continue
+		}
+		text := ke.err.Error()
+		if f, ok := first[text]; ok {
+			f.keys = append(f.keys, ke.keys...)
+			continue
+		}
+		merged := &keyError{keys: slices.Clone(ke.keys), err: ke.err}
+		first[text] = merged
+		out = append(out, merged)
+	}
+	return out
+}
+
+// joinKeys writes keys as a list: a, a and b, a, b and c.
+func joinKeys(keys []string) string {
+	if n := len(keys); n > 1 {
+		return strings.Join(keys[:n-1], ", ") + " and " + keys[n-1]
+	}
+	return strings.Join(keys, "")
 }
 
 // tlsSection refuses the files of the tls section at path that the component could not load: one
@@ -74,7 +119,7 @@ func tlsSection(path []string, section map[string]any) []error {
 	contents := map[string][]byte{} // the readable files' contents, by key; nil: not checked
 	for _, k := range tlsFileKeys {
 		if err := readable(section[k]); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(append(path, k), "::"), err))
+			errs = append(errs, keyErr(strings.Join(append(path, k), "::"), err))
 			continue
 		}
 		if name, _ := section[k].(string); strings.TrimSpace(name) != "" {
@@ -84,13 +129,13 @@ func tlsSection(path []string, section map[string]any) []error {
 	for _, k := range []string{"ca_file", "client_ca_file"} {
 		if data := contents[k]; data != nil {
 			if err := tlsfile.CA(section[k].(string), data); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", strings.Join(append(path, k), "::"), err))
+				errs = append(errs, keyErr(strings.Join(append(path, k), "::"), err))
 			}
 		}
 	}
 	if cert, key := contents["cert_file"], contents["key_file"]; cert != nil && key != nil {
 		if err := tlsfile.KeyPair("cert_file", section["cert_file"].(string), cert, "key_file", section["key_file"].(string), key); err != nil {
-			errs = append(errs, fmt.Errorf("%s, key_file: %w", strings.Join(append(path, "cert_file"), "::"), err))
+			errs = append(errs, keyErr(strings.Join(append(path, "cert_file"), "::")+", key_file", err))
 		}
 	}
 	return errs
@@ -163,7 +208,7 @@ func storageDirs(conf *confmap.Conf) []error {
 		}
 		create, _ := settings["create_directory"].(bool)
 		if err := writableDir(dir, create); err != nil {
-			errs = append(errs, fmt.Errorf("extensions::%s::directory: %w", id, err))
+			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
 		}
 	}
 	return errs

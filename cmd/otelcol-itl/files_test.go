@@ -201,6 +201,82 @@ func TestTLSFileContents(t *testing.T) {
 	}
 }
 
+// TestTLSFileFaultOnce: the same file with the same fault under several keys (gateway.yaml's gRPC
+// and HTTP receivers share TLS_CLIENT_CA_FILE, TLS_CERT_FILE and TLS_KEY_FILE) is one error, naming
+// every key, where it was one a key, the same path and fix in each. Keys whose files differ keep an
+// error each.
+func TestTLSFileFaultOnce(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeCertKey(t, dir, "server")
+	text := filepath.Join(dir, "ca.txt")
+	if err := os.WriteFile(text, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	receivers := func(grpc, http map[string]any) map[string]any {
+		return map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{
+			"grpc": map[string]any{"tls": grpc}, "http": map[string]any{"tls": http}}}}}
+	}
+	const grpc, http = "receivers::otlp::protocols::grpc::tls::", "receivers::otlp::protocols::http::tls::"
+	for _, c := range []struct {
+		name string
+		conf map[string]any
+		want string // the whole error
+	}{
+		{"a CA that is not PEM", receivers(map[string]any{"client_ca_file": text}, map[string]any{"client_ca_file": text}),
+			grpc + "client_ca_file and " + http + `client_ca_file: "` + text + `" is not a PEM certificate: it holds no PEM block; give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)`},
+		{"a missing CA", receivers(map[string]any{"client_ca_file": missing}, map[string]any{"client_ca_file": missing}),
+			grpc + "client_ca_file and " + http + `client_ca_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty`},
+		{"a certificate and key swapped", receivers(map[string]any{"cert_file": key, "key_file": cert}, map[string]any{"cert_file": key, "key_file": cert}),
+			grpc + "cert_file, key_file and " + http + `cert_file, key_file: "` + key + `" holds a private key and "` + cert + `" a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file`},
+		{"each fault once, in order", receivers(map[string]any{"cert_file": missing, "client_ca_file": text}, map[string]any{"cert_file": missing, "client_ca_file": text}),
+			grpc + "cert_file and " + http + `cert_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty` + "\n" +
+				grpc + "client_ca_file and " + http + `client_ca_file: "` + text + `" is not a PEM certificate: it holds no PEM block; give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)`},
+		{"different files, an error each", receivers(map[string]any{"client_ca_file": text}, map[string]any{"client_ca_file": missing}),
+			grpc + `client_ca_file: "` + text + `" is not a PEM certificate: it holds no PEM block; give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)` + "\n" +
+				http + `client_ca_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := settingFilesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error\n%v\nwant\n%s", err, c.want)
+			}
+		})
+	}
+}
+
+// TestValidateNamesASharedFileOnce: validate with gateway.yaml and a TLS_CLIENT_CA_FILE that is not
+// PEM, or does not exist, prints the fault once, naming both receivers' keys, and the variable once.
+func TestValidateNamesASharedFileOnce(t *testing.T) {
+	setConfigEnv(t)
+	dir := t.TempDir()
+	text := filepath.Join(dir, "ca.txt")
+	if err := os.WriteFile(text, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const keys = "receivers::otlp::protocols::grpc::tls::client_ca_file and receivers::otlp::protocols::http::tls::client_ca_file"
+	for _, c := range []struct{ file, fault string }{
+		{text, "is not a PEM certificate"},
+		{filepath.Join(dir, "missing.pem"), "does not exist"},
+	} {
+		out, code := otelcolItl(t, []string{"TLS_CLIENT_CA_FILE=" + c.file}, "validate", "--config", filepath.Join("..", "..", "exporter-config", "gateway.yaml"))
+		if code != 1 {
+			t.Fatalf("exit status %d, want 1\n%s", code, out)
+		}
+		for _, want := range []string{
+			keys + `: "` + c.file + `" ` + c.fault,
+			"\n  " + keys + ` are "${env:TLS_CLIENT_CA_FILE:-}" in ` + filepath.Join("..", "..", "exporter-config", "gateway.yaml") + `: TLS_CLIENT_CA_FILE="` + c.file + `"`,
+		} {
+			if strings.Count(out, want) != 1 {
+				t.Errorf("the output holds %q %d times, want once:\n%s", want, strings.Count(out, want), out)
+			}
+		}
+		if n := strings.Count(out, c.fault); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", c.fault, n, out)
+		}
+	}
+}
+
 // TestValidateRefusesBadTLSFiles: otelcol-itl validate refuses agent.yaml with a CA file that is
 // not PEM, or a client certificate and key given swapped, naming the key, the path and the
 // variables behind them, where it said the configuration was valid.
