@@ -317,13 +317,17 @@ func validHost(a, host string) error {
 }
 
 // redact returns the URL a with the password in it, if any, written xxxxx, as url.URL.Redacted
-// does, for one url.Parse cannot read.
+// does, for one url.Parse cannot read. The authority ends at the path, the query or the fragment:
+// an @ in a query (https://host?next=a:b@c) is no password's.
 func redact(a string) string {
 	rest := a
 	if _, after, ok := strings.Cut(a, "://"); ok {
 		rest = after
 	}
-	authority, _, _ := strings.Cut(rest, "/")
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
 	at := strings.LastIndex(authority, "@")
 	if at < 0 {
 		return a

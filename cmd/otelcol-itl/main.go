@@ -15,7 +15,8 @@
 // without http://: addresses), and a TLS file that cannot be read or does not hold what its key
 // needs (a CA file that is not a PEM certificate, a certificate and a key that are not a pair) or
 // a queue directory that cannot be written (settingFiles), which the collector would find only as
-// the component started, or at its first send.
+// the component started, or at its first send. print-config, redacted (its default mode), writes a
+// URL's password as xxxxx too (urlPasswords), which the collector's own printed as it was.
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
@@ -75,9 +77,14 @@ func settings() (otelcol.CollectorSettings, *envSources) {
 
 func main() {
 	set, sources := settings()
-	validate := isValidate(os.Args[1:])
+	sub := invoked(os.Args[1:])
+	validate := sub != nil && sub.Name() == "validate"
 	if validate {
 		set.LoggingOptions = append(set.LoggingOptions, validateLog(os.Stderr))
+	}
+	if printsRedacted(sub) {
+		r := &set.ConfigProviderSettings.ResolverSettings
+		r.ConverterFactories = append(r.ConverterFactories, urlPasswords())
 	}
 	cmd := otelcol.NewCommand(set)
 	// The error is printed once, here: cobra prints it by default, and log.Fatal would print it again.
@@ -152,20 +159,33 @@ func onceEach(msg string) string {
 const validated = "The configuration is valid: every component's settings were checked, with the TLS files, directories and addresses they name. " +
 	"Whether a peer trusts the certificates, an address is free or an endpoint answers shows only when the collector starts."
 
-// isValidate reports whether args run the validate subcommand, as cobra finds it: after the
-// flags too (otelcol-itl --config c.yaml validate), not only first. validate -h prints its help
-// and validates nothing, so it is not a validation: the success line would claim one.
-func isValidate(args []string) bool {
+// invoked returns the subcommand args run, as cobra finds it: after the flags too
+// (otelcol-itl --config c.yaml validate), not only first; its flags parsed. It returns nil for none,
+// and for a subcommand's help (validate -h), which runs nothing: validate's success line would
+// claim a validation.
+func invoked(args []string) *cobra.Command {
 	cmd, rest, err := otelcol.NewCommand(Settings()).Find(args)
-	if err != nil || cmd.Name() != "validate" {
-		return false
+	if err != nil || !cmd.HasParent() {
+		return nil
 	}
 	cmd.InitDefaultHelpFlag()
 	if cmd.ParseFlags(rest) != nil {
-		return true // validate fails on the flags, and says so: no success line either way
+		return cmd // it fails on the flags, and says so: no success line either way
 	}
-	help, _ := cmd.Flags().GetBool("help")
-	return !help
+	if help, _ := cmd.Flags().GetBool("help"); help {
+		return nil
+	}
+	return cmd
+}
+
+// printsRedacted reports whether cmd is print-config printing the configuration redacted, its
+// default --mode: --mode unredacted asks for every value as it is, a URL's password too.
+func printsRedacted(cmd *cobra.Command) bool {
+	if cmd == nil || cmd.Name() != "print-config" {
+		return false
+	}
+	mode, _ := cmd.Flags().GetString("mode")
+	return !strings.EqualFold(mode, "unredacted")
 }
 
 // validateLog shows validate's users what the configuration providers log while it resolves: that
