@@ -311,8 +311,9 @@ var intakes = map[string]intake{
 		env: func(prom, _ string) []string { return []string{"PROMETHEUS_OTLP_URL=http://" + prom + "/api/v1/otlp"} }},
 }
 
-// TestPrometheus runs the built distribution with exporter-config/prometheus.yaml, a real Prometheus 3
-// scraping it, sends generations whose every arrival is known, and checks what Prometheus stores.
+// TestPrometheus runs the built distribution with exporter-config/prometheus.yaml (its cardinality
+// limit lowered to overflowLimit), a real Prometheus 3 scraping it, sends generations whose every
+// arrival is known, and checks what Prometheus stores and what the dashboard's queries find.
 func TestPrometheus(t *testing.T) { testIntake(t, intakes["scrape"]) }
 
 // TestPrometheusRemoteWrite is TestPrometheus through exporter-config/prometheusremotewrite.yaml into
@@ -337,8 +338,12 @@ func testIntake(t *testing.T, in intake) {
 	}
 	prom := startPrometheus(t, promCfg, in.promFlags...)
 	promAddr := strings.TrimPrefix(prom, "http://")
+	// The shipped config with one change: a cardinality limit of overflowLimit series in place of
+	// 10,000, so that a few models overflow it (see sendOverflow) and the dashboard's overflow
+	// panels have something to show, without a flood of 10,000 models.
 	start(t, "otelcol-itl", append(append(ports.env(), "ITL_FLUSH_INTERVAL=1s"), in.env(promAddr, scrape)...),
-		bin, "--config", filepath.Join(repoRoot(), "exporter-config", in.config))
+		bin, "--config", filepath.Join(repoRoot(), "exporter-config", in.config),
+		"--config", fmt.Sprintf("yaml:connectors::itl_metrics::aggregation_cardinality_limit: %d", overflowLimit))
 	waitHTTP(t, "http://"+ports.health+"/", 30*time.Second)
 	otlp := ports.grpc
 
@@ -419,8 +424,33 @@ func testIntake(t *testing.T, in intake) {
 	// figure above is checked: a span whose error.type is cut (values bounded) and one whose TTFT
 	// is not a number (malformed).
 	sendBadSpans(t, otlp)
-	waitForSeries(t, prom, "otelcol_connector_itl_metrics_values_bounded", "otelcol_connector_itl_metrics_spans_malformed")
+	// Then more models than the limit leaves room for: their calls go to the overflow series, which
+	// the dashboard's overflow stat and the row's overflow panel show.
+	sendOverflow(t, otlp)
+	waitForSeries(t, prom, "otelcol_connector_itl_metrics_values_bounded", "otelcol_connector_itl_metrics_spans_malformed",
+		"otelcol_connector_itl_metrics_spans_overflowed", `gen_ai_client_operation_duration_seconds_count{otel_metric_overflow="true"}`)
 	checkDashboard(t, prom)
+}
+
+// overflowLimit is the connector's aggregation_cardinality_limit in testIntake: room for the
+// series of plan (e2e-fast, e2e-choppy, e2e-spec), sendBadSpans' e2e-bad and some of sendOverflow's.
+const overflowLimit = 6
+
+// sendOverflow sends a generation (a CLIENT and a SERVER span, as send does) of each of 2 *
+// overflowLimit new models, more than the limit leaves room for: the connector folds the calls of
+// the models past it into its overflow series (otel.metric.overflow=true, no provider or model)
+// and counts their spans in otelcol_connector_itl_metrics_spans_overflowed.
+func sendOverflow(t *testing.T, endpoint string) {
+	t.Helper()
+	var gens []generation
+	for i := range 2 * overflowLimit {
+		g := generation{model: fmt.Sprintf("e2e-overflow-%02d", i), ttft: 200 * time.Millisecond, tokens: 6}
+		for range 5 {
+			g.gaps = append(g.gaps, 20*time.Millisecond)
+		}
+		gens = append(gens, g)
+	}
+	send(t, endpoint, gens)
 }
 
 // sendBadSpans sends two model calls of the model e2e-bad (no output tokens, so no throughput
@@ -566,9 +596,10 @@ func checkDashboard(t *testing.T, prom string) {
 		}
 	}
 	check(dash.Panels)
-	if queries < 23 { // the 17 of the panels above the row and its 6
+	if queries < 25 { // the 18 of the panels above the row and its 7
 		t.Errorf("only %d dashboard queries checked", queries)
 	}
+	checkOverflowPanels(t, prom, dash.Panels)
 	// A query allowed to be empty names its metric still as the component registers it: the
 	// component's README documents each instrument (collector/internal/doccheck holds it to that).
 	for metric := range empty {
@@ -603,5 +634,62 @@ func checkDashboard(t *testing.T, prom string) {
 	}
 	if variables != 2 {
 		t.Errorf("%d dashboard variables checked, want provider and model", variables)
+	}
+}
+
+// dashTarget is a query of the dashboard and the title of its panel.
+type dashTarget struct{ title, expr string }
+
+// dashTargets lists the queries of the panels, those of rows' panels included.
+func dashTargets(panels []dashPanel) []dashTarget {
+	var out []dashTarget
+	for _, p := range panels {
+		out = append(out, dashTargets(p.Panels)...)
+		for _, tg := range p.Targets {
+			out = append(out, dashTarget{p.Title, tg.Expr})
+		}
+	}
+	return out
+}
+
+// checkOverflowPanels runs the dashboard's two overflow queries after sendOverflow: the stat of the
+// model calls in the overflow series (from the connector's metrics) and the row's count of spans
+// overflowed (from the collector's telemetry) must show the same calls, more than none. The first
+// is written once a flush reaches Prometheus, the second as the spans arrive: it waits for them to
+// agree.
+func checkOverflowPanels(t *testing.T, prom string, panels []dashPanel) {
+	t.Helper()
+	var data, telemetry string
+	for _, tg := range dashTargets(panels) {
+		switch {
+		case strings.Contains(tg.expr, `otel_metric_overflow="true"`):
+			data = tg.expr
+		case strings.Contains(tg.expr, "otelcol_connector_itl_metrics_spans_overflowed"):
+			telemetry = tg.expr
+		}
+	}
+	if data == "" || telemetry == "" {
+		t.Fatalf("dashboard: no query of the overflow series' calls (%q) or of otelcol_connector_itl_metrics_spans_overflowed (%q)", data, telemetry)
+	}
+	total := func(q string) float64 {
+		v := 0.0
+		for _, s := range promAPI(t, prom, q) {
+			f, _ := strconv.ParseFloat(s.Value[1].(string), 64)
+			v += f
+		}
+		return v
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		calls, spans := total(data), total(telemetry)
+		if calls > 0 && calls == spans {
+			t.Logf("dashboard: %v model calls in the overflow series, as many spans overflowed", calls)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("dashboard: the overflow stat shows %v model calls, the row's overflow panel %v spans overflowed; want the same, more than 0:\n%s\n%s", calls, spans, data, telemetry)
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
