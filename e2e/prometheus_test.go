@@ -436,18 +436,17 @@ func testIntake(t *testing.T, in intake) {
 // series of plan (e2e-fast, e2e-choppy, e2e-spec), sendBadSpans' e2e-bad and some of sendOverflow's.
 const overflowLimit = 6
 
-// sendOverflow sends a generation (a CLIENT and a SERVER span, as send does) of each of 2 *
-// overflowLimit new models, more than the limit leaves room for: the connector folds the calls of
-// the models past it into its overflow series (otel.metric.overflow=true, no provider or model)
-// and counts their spans in otelcol_connector_itl_metrics_spans_overflowed.
+// sendOverflow sends a generation (a CLIENT and a SERVER span, as send does, with a stall, so that
+// every panel of a model has a figure of the overflow series) of each of 2 * overflowLimit new
+// models, more than the limit leaves room for: the connector folds the calls of the models past it
+// into its overflow series (otel.metric.overflow=true, no provider or model) and counts their
+// spans in otelcol_connector_itl_metrics_spans_overflowed.
 func sendOverflow(t *testing.T, endpoint string) {
 	t.Helper()
 	var gens []generation
 	for i := range 2 * overflowLimit {
-		g := generation{model: fmt.Sprintf("e2e-overflow-%02d", i), ttft: 200 * time.Millisecond, tokens: 6}
-		for range 5 {
-			g.gaps = append(g.gaps, 20*time.Millisecond)
-		}
+		g := generation{model: fmt.Sprintf("e2e-overflow-%02d", i), ttft: 200 * time.Millisecond, tokens: 6,
+			gaps: []time.Duration{20 * time.Millisecond, 300 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}} // a stall
 		gens = append(gens, g)
 	}
 	send(t, endpoint, gens)
@@ -568,10 +567,7 @@ func checkDashboard(t *testing.T, prom string) {
 	var dash struct {
 		Panels     []dashPanel `json:"panels"`
 		Templating struct {
-			List []struct {
-				Name  string          `json:"name"`
-				Query json.RawMessage `json:"query"` // a string for the datasource variable
-			} `json:"list"`
+			List []dashVariable `json:"list"`
 		} `json:"templating"`
 	}
 	if err := json.Unmarshal(raw, &dash); err != nil {
@@ -634,6 +630,93 @@ func checkDashboard(t *testing.T, prom string) {
 	}
 	if variables != 2 {
 		t.Errorf("%d dashboard variables checked, want provider and model", variables)
+	}
+	checkNoneChoice(t, prom, dash.Panels, dash.Templating.List)
+}
+
+// dashVariable is a variable of the dashboard.
+type dashVariable struct {
+	Name       string          `json:"name"`
+	Query      json.RawMessage `json:"query"` // a string for the datasource variable
+	Multi      bool            `json:"multi"`
+	IncludeAll bool            `json:"includeAll"`
+	// StaticOptions are the choices a query variable offers besides the values it finds (Grafana
+	// 12.1 and later).
+	StaticOptions []struct {
+		Text  string `json:"text"`
+		Value string `json:"value"`
+	} `json:"staticOptions"`
+}
+
+// grafanaRegexValue is what Grafana's Prometheus data source writes for a multi-value or "All"
+// variable in a query (interpolateQueryExpr): each value with the regular expression's special
+// characters escaped, one value as it is, several as (a|b). The backslashes are doubled again,
+// as the value lands inside a PromQL string.
+func grafanaRegexValue(values ...string) string {
+	special := regexp.MustCompile(`[$^*{}\[\]'+?.()|]`)
+	var esc []string
+	for _, v := range values {
+		v = strings.ReplaceAll(v, `\`, `\\\\`)
+		esc = append(esc, special.ReplaceAllString(v, `\\$0`))
+	}
+	if len(esc) == 1 {
+		return esc[0]
+	}
+	return "(" + strings.Join(esc, "|") + ")"
+}
+
+// checkNoneChoice sets the provider and model variables to their "(none)" choice, as Grafana would
+// write it into the queries, and runs every query of the panels that use them: each must find the
+// series without a provider and a model (here the connector's overflow series, which sendOverflow
+// fed with client and server spans, a stall each), and only those. Before the choice, a single
+// choice could not select them: only "All" (.*) matched a missing label.
+func checkNoneChoice(t *testing.T, prom string, panels []dashPanel, vars []dashVariable) {
+	t.Helper()
+	choice := map[string]string{}
+	for _, v := range vars {
+		if v.Name != "provider" && v.Name != "model" {
+			continue
+		}
+		for _, o := range v.StaticOptions {
+			if o.Text == "(none)" {
+				if !v.Multi && !v.IncludeAll {
+					t.Fatalf("dashboard variable %q: neither multi nor includeAll, which grafanaRegexValue does not write", v.Name)
+				}
+				choice["$"+v.Name] = grafanaRegexValue(o.Value)
+			}
+		}
+		if _, ok := choice["$"+v.Name]; !ok {
+			t.Errorf(`dashboard variable %q offers no "(none)" choice (staticOptions): a series without its label can be seen only under "All"`, v.Name)
+		}
+	}
+	if len(choice) != 2 {
+		return
+	}
+	checked := 0
+	for _, tg := range dashTargets(panels) {
+		if !strings.Contains(tg.expr, "$provider") && !strings.Contains(tg.expr, "$model") {
+			continue
+		}
+		q := strings.NewReplacer("$__rate_interval", "1m", "$provider", choice["$provider"], "$model", choice["$model"]).Replace(tg.expr)
+		res := promAPI(t, prom, q)
+		if len(res) == 0 {
+			t.Errorf("dashboard panel %q with provider and model (none): no series, want the overflow series': %s", tg.title, q)
+		}
+		for _, s := range res {
+			if s.Metric["gen_ai_provider_name"] != "" || s.Metric["gen_ai_request_model"] != "" {
+				t.Errorf("dashboard panel %q with provider and model (none): a series of a provider or model %v: %s", tg.title, s.Metric, q)
+			}
+		}
+		checked++
+	}
+	if checked < 17 { // the panels above the row but the overflow stat
+		t.Errorf("only %d dashboard queries checked with provider and model (none)", checked)
+	}
+	// The model variable's own query, with the provider (none): it offers the models of the series
+	// without a provider, here none but the overflow series', whose model is (none) too.
+	modelQuery := `count by (gen_ai_request_model) ({__name__=~"gen_ai_client_operation_duration_seconds_count|gen_ai_server_request_duration_seconds_count", gen_ai_provider_name=~"` + choice["$provider"] + `"})`
+	if res := promQuery(t, prom, modelQuery, "gen_ai_request_model"); len(res) != 1 || res[""] == 0 {
+		t.Errorf("with provider (none), the series by model are %v, want the overflow series' only: %s", res, modelQuery)
 	}
 }
 
