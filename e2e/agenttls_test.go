@@ -23,9 +23,12 @@ import (
 
 // startAgent runs a shipped config on fresh loopback ports with env added, and waits for its
 // receivers. A collector that exits because one of its ports was taken since freePort handed it
-// out is started again on new ports, up to three times, as startShipped does.
+// out is started again on new ports, up to three times, as startShipped does. Its queue is in a
+// directory of its own (agent.yaml's ITL_QUEUE_DIR) unless env sets one: an agent given the
+// default would write under /var/lib, and hand what it queued to the next agent started.
 func startAgent(t *testing.T, bin, config string, env []string) (*proc, collectorPorts) {
 	t.Helper()
+	env = append([]string{"ITL_QUEUE_DIR=" + t.TempDir()}, env...) // a later ITL_QUEUE_DIR in env wins
 	for attempt := 1; ; attempt++ {
 		ports := newCollectorPorts(t)
 		p := start(t, fmt.Sprintf("agent-%s-%d", strings.TrimSuffix(config, ".yaml"), attempt), append(ports.env(), env...), bin,
@@ -46,24 +49,32 @@ func startAgent(t *testing.T, bin, config string, env []string) (*proc, collecto
 // plain text on loopback, and fails the test if the agent does not take it.
 func sendGeneration(t *testing.T, agentGRPC, model string, chunks int) {
 	t.Helper()
+	sendGenerations(t, agentGRPC, model, 1, chunks)
+}
+
+// sendGenerations sends n generations of chunks chunks each, one span each, as sendGeneration.
+func sendGenerations(t *testing.T, agentGRPC, model string, n, chunks int) {
+	t.Helper()
 	ctx := context.Background()
 	tp, ce, _ := sdkSender(t, "grpc", agentGRPC, clientSpec{}, sdktrace.WithBatchTimeout(100*time.Millisecond))
 	in := otelitl.New(otelitl.WithTracerProvider(tp))
 	startAt := time.Now().Add(-time.Minute)
-	_, g := in.Start(ctx, otelitl.Request{Provider: "e2e", Model: model, StartTime: startAt})
-	at := startAt.Add(200 * time.Millisecond)
-	for k := range chunks {
-		if k > 0 {
-			at = at.Add(20 * time.Millisecond)
+	for range n {
+		_, g := in.Start(ctx, otelitl.Request{Provider: "e2e", Model: model, StartTime: startAt})
+		at := startAt.Add(200 * time.Millisecond)
+		for k := range chunks {
+			if k > 0 {
+				at = at.Add(20 * time.Millisecond)
+			}
+			g.ChunkAt(at, 1)
 		}
-		g.ChunkAt(at, 1)
+		g.EndAt(at, nil)
 	}
-	g.EndAt(at, nil)
 	if err := tp.Shutdown(ctx); err != nil {
 		t.Fatalf("sending to the agent: %v", err)
 	}
-	if ce.sent.Load() != 1 {
-		t.Fatalf("the agent took %d spans (failed %d: %v), want 1", ce.sent.Load(), ce.failed.Load(), ce.err)
+	if ce.sent.Load() != int64(n) {
+		t.Fatalf("the agent took %d spans (failed %d: %v), want %d", ce.sent.Load(), ce.failed.Load(), ce.err, n)
 	}
 }
 

@@ -246,6 +246,58 @@ func TestExportersBoundRequests(t *testing.T) {
 	}
 }
 
+// TestQueuesOnDisk: the two tiers' configs (agent.yaml, gateway.yaml) keep their exporters'
+// sending queues on disk (file_storage), so that a restart or a kill during an outage loses
+// nothing; before, agent.yaml's was in memory and lost every span queued. A queue on disk retries
+// until the backend is back (a time limit dropped what the disk held: agent.yaml's 5-minute
+// default), holds at least the largest message the receivers take when bounded in bytes (a larger
+// request is refused every time), and no two configs default to one directory, so that an agent
+// beside a gateway shares no queue file with it.
+func TestQueuesOnDisk(t *testing.T) {
+	tiers := map[string]bool{"agent.yaml": false, "gateway.yaml": false} // whether each has a queue on disk
+	dirs := map[string]string{}                                          // file_storage default directory -> config
+	for _, c := range loadShipped(t) {
+		for id, ext := range asMap(c.cfg["extensions"]) {
+			if typeOf(id) != "file_storage" {
+				continue
+			}
+			dir := str(get(ext, "directory"))
+			if other, ok := dirs[dir]; ok {
+				t.Errorf("%s: extensions.%s.directory defaults to %q, as %s's does: two collectors on one host would share the queue's directory", c.path, id, dir, other)
+			}
+			dirs[dir] = c.path
+		}
+		var largest int64 // the largest message a receiver takes, in bytes
+		for name, p := range protocols(c) {
+			n := number(p["max_request_body_size"])
+			if strings.HasSuffix(name, "/grpc") {
+				n = number(p["max_recv_msg_size_mib"]) << 20
+			}
+			largest = max(largest, n)
+		}
+		for id, e := range asMap(c.cfg["exporters"]) {
+			q := get(e, "sending_queue")
+			if str(get(q, "storage")) == "" {
+				continue
+			}
+			if _, ok := tiers[c.path]; ok {
+				tiers[c.path] = true
+			}
+			if get(e, "retry_on_failure", "enabled") != true || str(get(e, "retry_on_failure", "max_elapsed_time")) != "0" {
+				t.Errorf("%s: %s: a queue on disk with retry_on_failure %v; want enabled with max_elapsed_time: 0, or a request is dropped while the disk could hold it", c.path, id, get(e, "retry_on_failure"))
+			}
+			if str(get(q, "sizer")) == "bytes" && number(get(q, "queue_size")) < largest {
+				t.Errorf("%s: %s: sending_queue.queue_size %v bytes is below the %d bytes a receiver takes in one message, which the queue would refuse every time", c.path, id, get(q, "queue_size"), largest)
+			}
+		}
+	}
+	for path, onDisk := range tiers {
+		if !onDisk {
+			t.Errorf("%s has no exporter whose sending queue is on disk (sending_queue.storage): a restart during an outage loses what it queued", path)
+		}
+	}
+}
+
 // TestSecretsAndEndpointsAreRequired: a variable holding a secret, and every variable without a
 // default that an exporter or a receiver needs, is written ${env:NAME:?message}, and resolving
 // the config without it fails naming the variable. Before issue 13 an unset OTLP_TOKEN validated

@@ -305,7 +305,7 @@ func TestBindErrorNamesOnlyTheFailingPart(t *testing.T) {
 	defer l.Close()
 	addr := l.Addr().String()
 	out, code := otelcolItl(t, []string{"OTLP_ENDPOINT=" + addr, "OTLP_TOKEN=t", "OTLP_GRPC_ENDPOINT=" + addr,
-		"OTLP_HTTP_ENDPOINT=127.0.0.1:0", "HEALTH_CHECK_ENDPOINT=127.0.0.1:0", "TELEMETRY_PORT=0"},
+		"OTLP_HTTP_ENDPOINT=127.0.0.1:0", "HEALTH_CHECK_ENDPOINT=127.0.0.1:0", "TELEMETRY_PORT=0", "ITL_QUEUE_DIR=" + t.TempDir()},
 		"--config", filepath.Join("..", "..", "exporter-config", "agent.yaml"))
 	if code != 1 || !strings.Contains(out, "address already in use") {
 		t.Fatalf("exit status %d, want 1 and a bind error:\n%s", code, out)

@@ -107,8 +107,8 @@ func TestStorageDirs(t *testing.T) {
 	}
 }
 
-// TestValidateRefusesUnusableQueueDir: validate refuses gateway.yaml whose queue directory cannot
-// be created, naming ITL_QUEUE_DIR.
+// TestValidateRefusesUnusableQueueDir: validate refuses gateway.yaml and agent.yaml, whose queues
+// are on disk, when the queue directory cannot be created, naming ITL_QUEUE_DIR.
 func TestValidateRefusesUnusableQueueDir(t *testing.T) {
 	setConfigEnv(t)
 	file := filepath.Join(t.TempDir(), "a-file")
@@ -116,13 +116,16 @@ func TestValidateRefusesUnusableQueueDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := filepath.Join(file, "queue")
-	out, code := otelcolItl(t, []string{"ITL_QUEUE_DIR=" + queue}, "validate", "--config", filepath.Join("..", "..", "exporter-config", "gateway.yaml"))
-	if code != 1 {
-		t.Fatalf("exit status %d, want 1\n%s", code, out)
-	}
-	for _, want := range []string{`extensions::file_storage::directory: "` + queue + `" cannot be created`, `ITL_QUEUE_DIR="` + queue + `"`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the output lacks %q:\n%s", want, out)
+	for _, config := range []string{"gateway.yaml", "agent.yaml"} {
+		out, code := otelcolItl(t, []string{"ITL_QUEUE_DIR=" + queue}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
+		if code != 1 {
+			t.Errorf("%s: exit status %d, want 1\n%s", config, code, out)
+			continue
+		}
+		for _, want := range []string{`extensions::file_storage::directory: "` + queue + `" cannot be created`, `ITL_QUEUE_DIR="` + queue + `"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the output lacks %q:\n%s", config, want, out)
+			}
 		}
 	}
 }
