@@ -59,16 +59,27 @@
 //	Mistral            outputs                             an outputs[] element with a text    outputs[].stop_reason
 //	Meta Llama         generation, prompt_token_count,     a non-empty generation              stop_reason
 //	                   generation_token_count
-//	OpenAI gpt-oss,    choices (Chat Completions' chunks,  a choice's delta as on              choices[].finish_reason, else
-//	DeepSeek,          read by the /chat/completions       /chat/completions (content,         (DeepSeek) choices[].stop_reason
-//	AI21 Jamba         reader)                             reasoning, tool-call arguments),    when a string
+//	OpenAI gpt-oss,    choices, error (Chat Completions'   a choice's delta as on              choices[].finish_reason, else
+//	DeepSeek,          chunks, read by the                 /chat/completions (content,         (DeepSeek) choices[].stop_reason
+//	AI21 Jamba         /chat/completions reader)           reasoning, tool-call arguments),    when a string
 //	                                                       or its text (DeepSeek)
 //
 // Cohere's "tool-calls-generation" is no chunk: it comes after the tool-calls-chunk events and
 // repeats, whole, the calls they carried. A choice's stop_reason is read only here: on
 // /chat/completions vLLM sends the stop string or token id that ended a choice under that name,
 // beside its finish_reason. On /chat/completions the end is [DONE]; Bedrock sends none, so an
-// OpenAI-shaped family's finish reason ends the stream, as Mistral's and Llama's do.
+// OpenAI-shaped family's finish reason ends the stream, as Mistral's and Llama's do. A chunk
+// whose only family member is "error" is read as an OpenAI-shaped one: an error object instead of
+// choices ({"error": {"code": ...}}) fails the generation as on /chat/completions (error.type its
+// code, type or status; "stream_error" for an error that is no object; "error": null names none),
+// and the chunks after it still count, since the SDK passes them on (aws-sdk-go-v2 hands an error
+// chunk's bytes to the application as any other's: the real-SDK test TestBedrockInvokeFailures).
+// Bedrock documents its own in-stream failures only as exception messages (the ResponseStream
+// union's internalServerException, modelStreamErrorException, modelTimeoutException,
+// serviceUnavailableException, throttlingException, validationException: read as ConverseStream's);
+// that it passes an OpenAI-shaped model's error chunk on in a chunk's bytes, as vLLM and OpenAI
+// stream one, was not verified against a Bedrock stream, and reading it costs nothing when none
+// comes.
 //
 // Token usage comes from the family's own counts (Claude's message_start input_tokens and
 // message_delta output_tokens, Nova's metadata.usage, Titan's inputTextTokenCount and

@@ -33,7 +33,7 @@ const (
 	famTitan     // Amazon Titan Text: outputText, completionReason, token counts
 	famMistral   // Mistral: outputs[].text, outputs[].stop_reason
 	famLlama     // Meta Llama: generation, stop_reason, token counts
-	famOpenAI    // OpenAI gpt-oss, DeepSeek, AI21 Jamba: Chat Completions' chunks (choices)
+	famOpenAI    // OpenAI gpt-oss, DeepSeek, AI21 Jamba: Chat Completions' chunks (choices, or an error)
 )
 
 // familyOf returns the family a decoded chunk's top-level member name (in lower case) marks, or
@@ -52,7 +52,7 @@ func familyOf(name []byte) uint8 {
 		return famMistral
 	case "generation", "prompt_token_count", "generation_token_count":
 		return famLlama
-	case "choices":
+	case "choices", "error":
 		return famOpenAI
 	}
 	return famNone
@@ -507,7 +507,9 @@ func (o *observer) invokeLlama() uint8 {
 // its text), with two differences: a choice's stop_reason, when a string, is its finish reason
 // where it has no finish_reason (DeepSeek's), and a finish reason ends the stream, as the other
 // families' do (there is no [DONE]). usage's prompt_tokens and completion_tokens are the family's
-// own counts.
+// own counts. A chunk with an error member and no other family's is read here too: an error
+// object instead of choices ({"error": {...}}, the shape OpenAI and vLLM stream an error in on
+// /chat/completions) fails the generation as it does there, by chatFailed.
 func (o *observer) invokeOpenAI() uint8 {
 	s := &o.sc
 	f := chatFields{stopReason: true}

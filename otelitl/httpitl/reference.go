@@ -705,6 +705,7 @@ func (o *observer) refInvoke(name, data []byte) {
 		PromptTokens      mark `json:"prompt_token_count"`
 		GenerationTokens  mark `json:"generation_token_count"`
 		Choices           mark `json:"choices"`
+		Error             mark `json:"error"`
 		Metrics           *struct {
 			InputTokenCount  count `json:"inputTokenCount"`
 			OutputTokenCount count `json:"outputTokenCount"`
@@ -799,7 +800,7 @@ func (o *observer) refInvoke(name, data []byte) {
 				o.ended = true
 			}
 		}
-	case bool(fam.Choices):
+	case bool(fam.Choices || fam.Error):
 		ok = o.refInvokeOpenAI(d)
 	default:
 		ok = true // a family not read here: only the metrics

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/otelitl/itl/internal/wraptest"
 )
@@ -245,22 +246,31 @@ func TestBedrockInvokeByteAtATime(t *testing.T) {
 }
 
 // TestBedrockInvokeFailures: an exception mid-stream and at the start, a chunk whose bytes are not
-// base64 (the SDK fails the stream there), a stream cut before its last chunk, and an application
-// that stops reading: the application sees with httpitl what it sees without, and the span says
-// how the reply ended, with no exception message.
+// base64 (the SDK fails the stream there), an OpenAI-shaped family's error chunk (which the SDK
+// passes on), a stream cut before its last chunk, and an application that stops reading: the
+// application sees with httpitl what it sees without, and the span says how the reply ended, with
+// no exception message.
 func TestBedrockInvokeFailures(t *testing.T) {
 	llama := invokeFamilies[1]
+	jamba := invokeFamilies[len(invokeFamilies)-1]
+	if jamba.name != "Jamba" {
+		t.Fatalf("the last family is %s", jamba.name)
+	}
 	text := llama.msgs[:3]
 	with := func(msgs ...bedrockMsg) []bedrockMsg { return append(append([]bedrockMsg(nil), text...), msgs...) }
 	badBase64 := bedrockEvent("chunk", `{"bytes":"@@ not base64 @@"`+bedrockPad+`}`)
 	for _, tc := range []struct {
 		name      string
+		jamba     bool // a Jamba call, else a Llama one
 		msgs      []bedrockMsg
 		stopAfter int
 		errType   string
 		chunks    int64
 		sdkErr    string // a word of the error the application gets from the stream
 	}{
+		{name: "an OpenAI-shaped error chunk", jamba: true, msgs: []bedrockMsg{jamba.msgs[0], jamba.msgs[1],
+			bedrockChunk(`{"error":{"code":"model_error","type":"server_error","message":"SECRET the model failed"}}`, false), jamba.msgs[3]},
+			errType: "model_error", chunks: 1},
 		{name: "model stream error mid-stream", msgs: with(bedrockException("modelStreamErrorException",
 			`{"message":"SECRET the model failed","originalStatusCode":500,"originalMessage":"SECRET"}`), llama.msgs[3]),
 			errType: "modelStreamErrorException", chunks: 3, sdkErr: "ModelStreamErrorException"},
@@ -272,7 +282,11 @@ func TestBedrockInvokeFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &http.Transport{}
-			_, got, span, attrs := checkRunSameAsPlain(t, runInvoke(llama.model, llama.body, tc.stopAfter), tr, tr, 2*time.Millisecond, tc.msgs...)
+			run := runInvoke(llama.model, llama.body, tc.stopAfter)
+			if tc.jamba {
+				run = runInvoke(jamba.model, jamba.body, tc.stopAfter)
+			}
+			_, got, span, attrs := checkRunSameAsPlain(t, run, tr, tr, 2*time.Millisecond, tc.msgs...)
 			if tc.sdkErr != "" && !strings.Contains(got.streamErr, tc.sdkErr) {
 				t.Errorf("the application got %q, want an error with %q", got.streamErr, tc.sdkErr)
 			}
@@ -281,6 +295,9 @@ func TestBedrockInvokeFailures(t *testing.T) {
 			}
 			if g := attrs[attrKey("otelitl.chunk.count")].AsInt64(); tc.chunks >= 0 && g != tc.chunks {
 				t.Errorf("chunk.count %d, want %d", g, tc.chunks)
+			}
+			if (span.Status.Code == codes.Error) != (tc.errType != "") {
+				t.Errorf("span status %v with error.type %q", span.Status, tc.errType)
 			}
 			all := span.Status.Description
 			for _, kv := range span.Attributes {
