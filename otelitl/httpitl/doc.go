@@ -54,7 +54,10 @@
 //	Cohere Command R   event_type                          "text-generation" with a text;      "stream-end", finish_reason
 //	                                                       "tool-calls-chunk" with a text (the
 //	                                                       tool plan) or a tool_call_delta
-//	                                                       with parameters or text
+//	                                                       with parameters or text;
+//	                                                       "tool-calls-generation" with
+//	                                                       tool_calls or a text, when no
+//	                                                       tool-calls-chunk was a chunk
 //	Amazon Titan Text  outputText, completionReason, ...   a non-empty outputText              completionReason
 //	Mistral            outputs                             an outputs[] element with a text    outputs[].stop_reason
 //	Meta Llama         generation, prompt_token_count,     a non-empty generation              stop_reason
@@ -64,8 +67,11 @@
 //	AI21 Jamba         /chat/completions reader)           reasoning, tool-call arguments),    when a string
 //	                                                       or its text (DeepSeek)
 //
-// Cohere's "tool-calls-generation" is no chunk: it comes after the tool-calls-chunk events and
-// repeats, whole, the calls they carried. A choice's stop_reason is read only here: on
+// Cohere's "tool-calls-generation" carries the calls whole, with the plan as its text: after
+// tool-calls-chunk events it repeats what they carried and is no chunk; a reply without them (a
+// stream that sends the calls only whole) has its calls arrive in it, and it is one chunk, as a
+// tool-call argument delta is on the other protocols, so that a reply that only calls a tool has
+// a time to first chunk. A choice's stop_reason is read only here: on
 // /chat/completions vLLM sends the stop string or token id that ended a choice under that name,
 // beside its finish_reason. On /chat/completions the end is [DONE]; Bedrock sends none, so an
 // OpenAI-shaped family's finish reason ends the stream, as Mistral's and Llama's do. A chunk

@@ -45,6 +45,7 @@ type observer struct {
 	inv           []byte // a chunk's bytes, decoded
 	ownIn, ownOut bool   // the model family's events gave input, output token counts
 	chunkBroken   bool   // broken by a chunk the SDK cannot decode, not by the framing
+	cohereTools   bool   // a Cohere tool-calls-chunk event was a chunk (invokeCohere)
 
 	reference bool // read every event the reference way (tests and benchmarks)
 	fallbacks int  // events left to the reference reading

@@ -298,13 +298,15 @@ func (o *observer) invokeNova() uint8 {
 // Cohere Command R: a chunk is a "text-generation" event with a non-empty text, or a
 // "tool-calls-chunk" event with a non-empty text (the tool plan) or tool_call_delta whose
 // parameters (a tool call's arguments) or text is non-empty; "stream-end" ends the stream, with its
-// finish_reason. "tool-calls-generation" is no chunk: it repeats, whole, the calls the chunks
-// carried.
+// finish_reason. "tool-calls-generation" carries the calls whole (and the plan, as its text): after
+// tool-calls-chunk events that were chunks it repeats what they carried, and is none; without them
+// it is the one event in which the calls arrive, and is a chunk when its tool_calls or text is
+// non-empty (o.cohereTools tells the two apart).
 func (o *observer) invokeCohere() uint8 {
 	s := &o.sc
 	var (
-		typ, reason jstr
-		text, delta bool
+		typ, reason        jstr
+		text, delta, calls bool
 	)
 	st := s.top(func(s *jsonScan) bool {
 		var seen uint32
@@ -316,6 +318,8 @@ func (o *observer) invokeCohere() uint8 {
 				return s.seen(&seen, 2) && s.present(&text)
 			case "finish_reason":
 				return s.seen(&seen, 4) && s.strValue(&reason)
+			case "tool_calls":
+				return s.seen(&seen, 16) && s.present(&calls)
 			case "tool_call_delta":
 				if !s.seen(&seen, 8) {
 					return false
@@ -357,6 +361,11 @@ func (o *observer) invokeCohere() uint8 {
 		}
 	case typ.is("tool-calls-chunk"):
 		if text || delta {
+			o.cohereTools = true
+			o.chunk()
+		}
+	case typ.is("tool-calls-generation"):
+		if (text || calls) && !o.cohereTools {
 			o.chunk()
 		}
 	case typ.is("stream-end"):

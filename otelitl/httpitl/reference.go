@@ -643,6 +643,7 @@ type cohereChunk struct {
 	EventType     string  `json:"event_type"`
 	Text          present `json:"text"`
 	FinishReason  string  `json:"finish_reason"`
+	ToolCalls     present `json:"tool_calls"`
 	ToolCallDelta *struct {
 		Parameters present `json:"parameters"`
 		Text       present `json:"text"`
@@ -746,6 +747,11 @@ func (o *observer) refInvoke(name, data []byte) {
 				}
 			case "tool-calls-chunk":
 				if d := ev.ToolCallDelta; ev.Text || (d != nil && (d.Parameters || d.Text)) {
+					o.cohereTools = true
+					o.chunk()
+				}
+			case "tool-calls-generation":
+				if bool(ev.Text || ev.ToolCalls) && !o.cohereTools {
 					o.chunk()
 				}
 			case "stream-end":

@@ -131,6 +131,15 @@ var invokeFamilies = []struct {
 		},
 		attrs: map[string]string{"otelitl.chunk.count": "3", "gen_ai.usage.input_tokens": "40", "gen_ai.usage.output_tokens": "15",
 			"gen_ai.response.finish_reasons": `["COMPLETE"]`}},
+	{name: "Cohere Command R calling a tool, the calls whole", model: "cohere.command-r-v1:0",
+		body: `{"message":"Weather in Paris?","tools":[{"name":"weather","description":"d","parameter_definitions":{"city":{"type":"str","required":true}}}]}`,
+		msgs: []bedrockMsg{
+			bedrockChunk(`{"is_finished":false,"event_type":"stream-start","generation_id":"g3"}`, false),
+			bedrockChunk(`{"is_finished":false,"event_type":"tool-calls-generation","text":"I will look up the weather.","tool_calls":[{"name":"weather","parameters":{"city":"Paris"}}]}`, true),
+			bedrockChunk(`{"is_finished":true,"event_type":"stream-end","response":{"text":"","finish_reason":"COMPLETE"},"finish_reason":"COMPLETE",`+invocationMetrics(40, 15)+`}`, false),
+		},
+		attrs: map[string]string{"otelitl.chunk.count": "1", "gen_ai.usage.input_tokens": "40", "gen_ai.usage.output_tokens": "15",
+			"gen_ai.response.finish_reasons": `["COMPLETE"]`}},
 	{name: "gpt-oss", model: "openai.gpt-oss-120b-1:0", body: `{"messages":[{"role":"user","content":"Hi"}],"max_completion_tokens":64}`,
 		msgs: []bedrockMsg{
 			bedrockChunk(`{"id":"chatcmpl-b1","object":"chat.completion.chunk","created":1754400000,"model":"openai.gpt-oss-120b-1:0","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}`, false),
