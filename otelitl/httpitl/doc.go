@@ -199,8 +199,8 @@
 // response.completed or response.incomplete; message_stop; a Gemini candidate with a
 // finishReason; Ollama's "done": true; Bedrock's messageStop, which its metadata event follows;
 // InvokeModelWithResponseStream's family end or amazon-bedrock-invocationMetrics), or a Bedrock
-// stream's framing breaks before messageStop (see Guarantees), or an InvokeModelWithResponseStream
-// chunk the SDK cannot decode comes before the end (see Guarantees); "cancelled" when the
+// stream's framing breaks before messageStop (see Guarantees), or a Bedrock event the SDK cannot
+// decode comes before the end (see Guarantees); "cancelled" when the
 // caller closes the body before the end or its context is cancelled (before the answer too);
 // "timeout" when its deadline passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on to the
 // server).
@@ -260,13 +260,38 @@
 // incomplete_stream), never a library's error type, which would split one failure's series by the
 // SDK that read it.
 //
+// An event of a type the SDK decodes whose payload it cannot decode ends the stream the same way,
+// for both Bedrock APIs: aws-sdk-go-v2 fails the stream there with an error ("deserialize event
+// contentBlockDelta: ...") and closes the body, so nothing after it reaches the application, nor
+// the span, and the generation ends with "incomplete_stream" unless its end came before, as for a
+// broken framing: to the application the reply was cut off there. Without this a ConverseStream
+// span ended "cancelled" (the body closed before messageStop, as when an application gives up),
+// or with no error at all for a messageStop of null, where InvokeModelWithResponseStream's bad
+// chunk was already "incomplete_stream". The SDK reads an event's payload as one JSON object,
+// after whitespace, and stops at its closing brace: no payload, null, another value, or a syntax
+// error before that brace fails it (its parser checks the syntax encoding/json checks, nesting
+// limit included); bytes after the brace are never looked at, and are not here either, so that
+// such an event is read as the application gets it. These were checked with the real
+// aws-sdk-go-v2 (bedrockruntime v1.63.13, smithy-go v1.28.9) in otelitl/test/httpitl
+// (TestBedrockFailures, TestBedrockInvokeFailures). The types it decodes are ConverseStream's
+// messageStart, contentBlockStart, contentBlockDelta, contentBlockStop, messageStop and metadata,
+// and InvokeModelWithResponseStream's chunk; an event of another type passes on to the
+// application unread, and here too. A member of the wrong type inside a well-formed object (a
+// number for a delta's text, a token count of 1.5) fails the SDK too, by the shapes of its own
+// version, which httpitl does not mirror: such an event records nothing, and the span ends as the
+// SDK leaves the body ("cancelled" when it closes it).
+//
 // An InvokeModelWithResponseStream chunk is decoded from base64 into one buffer, reused, of at
 // most three quarters of the message bound (a larger chunk passed unread, as any message), and
-// dropped after a chunk over 64 KiB. A chunk whose payload is not JSON, whose bytes are not a
-// string, or whose string is not base64 (encoding/base64's StdEncoding, the SDKs' decoder) is one
-// the SDKs cannot decode: aws-sdk-go-v2 and anthropic-sdk-go end the stream there with an error,
-// so nothing after it reaches the application, nor the span: the generation ends with
-// "incomplete_stream" unless its end came before. Decoded bytes that are not JSON, or JSON of no
-// family read here, pass to the application as they are; the first record nothing, the second
-// only their invocation metrics.
+// dropped after a chunk over 64 KiB. A chunk whose payload is no JSON object (see above), whose
+// bytes are not a string, or whose string is not base64 (encoding/base64's StdEncoding, the SDKs'
+// decoder) is one the SDKs cannot decode: aws-sdk-go-v2 and anthropic-sdk-go end the stream there
+// with an error, so nothing after it reaches the application, nor the span: the generation ends
+// with "incomplete_stream" unless its end came before. anthropic-sdk-go's bedrock package reads the
+// payload with json.Unmarshal instead (v2.15.0, bedrock.go): it fails on bytes after the object,
+// which aws-sdk-go-v2 never reads, and takes a payload of null as a chunk without bytes, where
+// aws-sdk-go-v2 fails. Bedrock sends neither; both are read here as aws-sdk-go-v2 reads them, the
+// one rule of both APIs. Decoded bytes that are not JSON, or JSON of no family read here, pass to
+// the application as they are; the first record nothing, the second only their invocation
+// metrics.
 package httpitl

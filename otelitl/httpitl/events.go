@@ -44,7 +44,7 @@ type observer struct {
 	// Bedrock InvokeModelWithResponseStream (invoke.go)
 	inv           []byte // a chunk's bytes, decoded
 	ownIn, ownOut bool   // the model family's events gave input, output token counts
-	chunkBroken   bool   // broken by a chunk the SDK cannot decode, not by the framing
+	eventBroken   bool   // broken by an event the SDK cannot decode, not by the framing
 	cohereTools   bool   // a Cohere tool-calls-chunk event was a chunk (invokeCohere)
 
 	reference bool // read every event the reference way (tests and benchmarks)
@@ -145,8 +145,8 @@ func (o *observer) failure() error {
 		return &eventError{typ: o.errType}
 	}
 	if o.broken && !o.ended {
-		if o.chunkBroken {
-			return errBadChunk
+		if o.eventBroken {
+			return errBadEvent
 		}
 		return errBroken
 	}
@@ -250,7 +250,7 @@ func (o *observer) event(name, data []byte, overflow bool) {
 // stream_error; a broken framing leaves the rest of the body unread.
 func (o *observer) message(m *esMessage) {
 	if o.broken {
-		return // an InvokeModelWithResponseStream chunk the SDK could not decode: it stopped there
+		return // an event the SDK could not decode (badEvent): it stopped there
 	}
 	switch m.kind {
 	case esEvent:
@@ -1163,18 +1163,53 @@ func (o *observer) ollama() uint8 {
 	return scanOK
 }
 
+// converseEvent reports whether aws-sdk-go-v2 decodes a ConverseStream event of this :event-type
+// (bedrockruntime's ConverseStreamOutput union); it passes one of another type on unread, as an
+// UnknownUnionMember.
+func converseEvent(name []byte) bool {
+	switch string(name) {
+	case "messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata":
+		return true
+	}
+	return false
+}
+
+// errBadEvent ends a generation at a Bedrock event the SDK cannot decode (a payload that is not
+// the JSON object its type needs, or an InvokeModelWithResponseStream chunk that is not
+// {"bytes": "<base64>"}): aws-sdk-go-v2 (and anthropic-sdk-go's bedrock package, for a chunk) end
+// the stream there with an error, so nothing after it reaches the application, nor the span. To
+// the application the reply was cut off there, as by a broken framing (errBroken).
+var errBadEvent error = &wrap.TypedError{
+	Err: errors.New("httpitl: a Bedrock event the SDK cannot decode (a payload that is no JSON object, " +
+		`or a chunk that is not {"bytes": "<base64>"}) ended the stream; the rest was not read`),
+	Type: itlconv.ErrorTypeIncompleteStream,
+}
+
+// badEvent notes an event the SDK cannot decode: the stream ends there for the application.
+func (o *observer) badEvent() {
+	o.broken, o.eventBroken = true, true
+}
+
 // Amazon Bedrock ConverseStream: each event's type is its :event-type header, its JSON the
-// message's payload. A chunk is a contentBlockDelta whose delta carries text, toolUse.input or
+// message's payload, read as aws-sdk-go-v2 reads it: a known type's payload that is no JSON object
+// ends the stream (badEvent), and bytes after the object are not read (sdkObject, lead). A chunk is a contentBlockDelta whose delta carries text, toolUse.input or
 // reasoningContent.text; citation, image, toolResult, and reasoning signature or redactedContent
 // deltas are not. The end marker is messageStop, with its stopReason; usage comes in the metadata
 // event after it. (The reference: refBedrock.) Amazon Nova's InvokeModelWithResponseStream chunks
 // nest the same events' objects under their names, read by the same functions (invoke.go).
 func (o *observer) bedrock(name []byte) uint8 {
 	s := &o.sc
+	if converseEvent(name) {
+		if !s.sdkObject() {
+			o.badEvent()
+			return scanOK
+		}
+		s.reset(s.d)
+	}
 	switch string(name) {
 	case "contentBlockDelta":
 		var content bool
-		st := s.top(func(s *jsonScan) bool { _, ok := s.converseDelta(&content); return ok })
+		st := s.lead(func(s *jsonScan) bool { _, ok := s.converseDelta(&content); return ok })
 		if st != scanOK {
 			return st
 		}
@@ -1183,7 +1218,7 @@ func (o *observer) bedrock(name []byte) uint8 {
 		}
 	case "messageStop":
 		var reason jstr
-		st := s.top(func(s *jsonScan) bool { _, ok := s.converseStop(&reason); return ok })
+		st := s.lead(func(s *jsonScan) bool { _, ok := s.converseStop(&reason); return ok })
 		if st != scanOK {
 			return st
 		}
@@ -1196,7 +1231,7 @@ func (o *observer) bedrock(name []byte) uint8 {
 			usage   bool
 			in, out count
 		)
-		st := s.top(func(s *jsonScan) bool { _, ok := s.converseMetadata(&usage, &in, &out); return ok })
+		st := s.lead(func(s *jsonScan) bool { _, ok := s.converseMetadata(&usage, &in, &out); return ok })
 		if st != scanOK {
 			return st
 		}

@@ -169,6 +169,8 @@ func FuzzEventStream(f *testing.F) {
 	f.Add(cat(chunks(invDeepSeek...), chunks(invCohereTools...)), false, uint16(120), uint8(255))
 	f.Add([]byte("\x09{\"choices\":[{\"text\":\"x\",\"stop_reason\":7}]}\xfe\x09{\"event_type\":\"tool-calls-chunk\",\"tool_call_delta\":{\"parameters\":\"{}\"}}\xfe\x09{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":2}}"), true, uint16(9), uint8(255))
 	f.Add(cat(chunks(invCohereTools[0], invCohereTools[6], invCohereTools[6], invCohereTools[2], invCohereTools[3], invCohereTools[6], invCohereTools[7])), false, uint16(80), uint8(255))
+	f.Add(cat(bText, esEv("contentBlockDelta", ` {"delta":{"text":"x"}} {`), esEv("messageStop", `null`), bStop), false, uint16(30), uint8(255))
+	f.Add(cat(bText, esEv("metadata", `[`), esEv("chunk", `{"bytes":"eyJnZW5lcmF0aW9uIjoieCJ9"}x`), esEv("chunk", ``), bStop), false, uint16(30), uint8(255))
 	f.Add(cat(chunk(invJamba[1]), chunk(`{"error":{"code":"model_error","message":"m"}}`), chunk(`{"error":"x"}`), chunk(`{"error":null}`)), false, uint16(60), uint8(255))
 	f.Fuzz(func(t *testing.T, in []byte, encode bool, cut uint16, max uint8) {
 		limit := int(max) + 1

@@ -2,10 +2,6 @@ package httpitl
 
 import (
 	"encoding/base64"
-	"errors"
-
-	"github.com/otelitl/itl/itlconv"
-	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
 // Amazon Bedrock InvokeModelWithResponseStream (.../model/{m}/invoke-with-response-stream). The
@@ -68,16 +64,6 @@ func firstFamily(marks uint32) uint8 {
 	return famNone
 }
 
-// errBadChunk ends a generation whose InvokeModelWithResponseStream chunk the SDK cannot decode:
-// a payload that is not {"bytes": "<base64>"}. aws-sdk-go-v2 (and anthropic-sdk-go's bedrock
-// package) end the stream there with an error, so nothing after it reaches the application, nor the
-// span.
-var errBadChunk error = &wrap.TypedError{
-	Err: errors.New(`httpitl: a Bedrock InvokeModelWithResponseStream chunk is not {"bytes": "<base64>"} ` +
-		"(the SDK fails the stream there); the rest was not read"),
-	Type: itlconv.ErrorTypeIncompleteStream,
-}
-
 // ownUsage records token counts a model family's events gave, and notes which, so that Bedrock's
 // invocation metrics do not replace them (invokeMetrics).
 func (o *observer) ownUsage(in, out int) {
@@ -138,21 +124,24 @@ func (o *observer) invoke(name []byte) uint8 {
 	}
 	s := &o.sc
 	var b jstr
-	st := s.top(func(s *jsonScan) bool {
+	st := s.lead(func(s *jsonScan) bool { // as the SDK reads it: an object, and nothing after it
 		var seen uint32
-		_, ok := s.object(func(name []byte) bool {
+		obj, ok := s.object(func(name []byte) bool {
 			if string(name) == "bytes" {
 				return s.seen(&seen, 1) && s.strValue(&b)
 			}
 			_, ok := s.skip()
 			return ok
 		})
+		if ok && !obj {
+			return s.bad() // null: the SDK fails on it too
+		}
 		return ok
 	})
 	switch st {
 	case scanOK:
 	case scanBad:
-		o.badChunk()
+		o.badEvent()
 		return scanOK
 	default:
 		return st
@@ -167,7 +156,7 @@ func (o *observer) invoke(name []byte) uint8 {
 	d, ok := o.invokeBytes(raw)
 	defer o.invokeDone()
 	if !ok {
-		o.badChunk()
+		o.badEvent()
 		return scanOK
 	}
 	// The family and the metrics.
@@ -232,11 +221,6 @@ func (o *observer) invoke(name []byte) uint8 {
 		o.invokeMetrics(in, out)
 	}
 	return scanOK
-}
-
-// badChunk notes a chunk the SDK cannot decode: the stream ends there for the application.
-func (o *observer) badChunk() {
-	o.broken, o.chunkBroken = true, true
 }
 
 // Amazon Nova: {"contentBlockDelta": {...}}, {"messageStop": {...}}, {"metadata": {...}}, each

@@ -589,6 +589,14 @@ type bedrockMetadata struct {
 }
 
 func (o *observer) refBedrock(name, data []byte) {
+	if converseEvent(name) {
+		raw, ok := refSDKObject(data)
+		if !ok {
+			o.badEvent()
+			return
+		}
+		data = raw
+	}
 	switch string(name) {
 	case "contentBlockDelta":
 		var ev bedrockDelta
@@ -671,13 +679,24 @@ type llamaChunk struct {
 	GenerationTokenCount count   `json:"generation_token_count"`
 }
 
+// refSDKObject returns the object at the start of data, as aws-sdk-go-v2 reads an event's payload
+// (see sdkObject): json.Decoder reads the first value and nothing after it.
+func refSDKObject(data []byte) (json.RawMessage, bool) {
+	var raw json.RawMessage
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&raw) != nil || raw[0] != '{' {
+		return nil, false
+	}
+	return raw, true
+}
+
 func (o *observer) refInvoke(name, data []byte) {
 	if string(name) != "chunk" {
 		return
 	}
+	raw, ok := refSDKObject(data)
 	var ch invokeChunk
-	if json.Unmarshal(data, &ch) != nil {
-		o.badChunk()
+	if !ok || json.Unmarshal(raw, &ch) != nil {
+		o.badEvent()
 		return
 	}
 	if ch.Bytes == "" {
@@ -685,7 +704,7 @@ func (o *observer) refInvoke(name, data []byte) {
 	}
 	d, err := base64.StdEncoding.DecodeString(ch.Bytes)
 	if err != nil {
-		o.badChunk()
+		o.badEvent()
 		return
 	}
 	var fam struct {
@@ -715,7 +734,7 @@ func (o *observer) refInvoke(name, data []byte) {
 	if json.Unmarshal(d, &fam) != nil {
 		return
 	}
-	var ok bool
+	ok = false
 	switch {
 	case bool(fam.Type):
 		ok = o.refAnthropic(d)

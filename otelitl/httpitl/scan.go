@@ -89,6 +89,29 @@ func (s *jsonScan) top(val func(s *jsonScan) bool) uint8 {
 	return s.state
 }
 
+// lead reads the value at the start of a payload (after whitespace) by val, and nothing after it:
+// the way aws-sdk-go-v2 reads an AWS event-stream message's JSON payload, whose parser stops at the
+// end of the first value (bytes after it are never looked at). It returns the scan's state.
+func (s *jsonScan) lead(val func(s *jsonScan) bool) uint8 {
+	val(s)
+	return s.state
+}
+
+// sdkObject reads the value at the start of a payload as aws-sdk-go-v2 must to decode an event
+// of a type it knows (see lead): an object, syntactically whole. It reports false for anything
+// else (no value, null, another type, a syntax error before the object's end), on which the SDK
+// fails the stream. The SDK's parser checks the syntax encoding/json checks (its own comment: the
+// same nesting limit "matches stdlib"), which the scanner checks too.
+func (s *jsonScan) sdkObject() bool {
+	return s.lead(func(s *jsonScan) bool {
+		if s.peek() != '{' {
+			return s.bad()
+		}
+		_, ok := s.skip()
+		return ok
+	}) == scanOK
+}
+
 // Classes of string bytes.
 const (
 	cPlain = iota // ASCII that needs no decoding

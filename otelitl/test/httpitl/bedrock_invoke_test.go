@@ -286,6 +286,10 @@ func TestBedrockInvokeFailures(t *testing.T) {
 		{name: "throttled at the start", msgs: []bedrockMsg{bedrockException("throttlingException", `{"message":"SECRET slow down"}`)},
 			errType: "throttlingException", sdkErr: "ThrottlingException"},
 		{name: "bytes not base64", msgs: with(badBase64, llama.msgs[3]), errType: "incomplete_stream", chunks: 3, sdkErr: "base64"},
+		{name: "a chunk of null", msgs: with(bedrockEvent("chunk", `null`), llama.msgs[3]), errType: "incomplete_stream", chunks: 3, sdkErr: "deserialize event chunk"},
+		{name: "bytes after a chunk's object, which the SDK does not read", msgs: with(bedrockEvent("chunk",
+			`{"bytes":"`+base64.StdEncoding.EncodeToString([]byte(`{"generation":" more","generation_token_count":4}`))+`"} {"bytes":`), llama.msgs[3]),
+			chunks: 4},
 		{name: "cut before the last chunk", msgs: text, errType: "incomplete_stream", chunks: 3},
 		{name: "the application stops reading", msgs: llama.msgs, stopAfter: 2, errType: "cancelled", chunks: -1},
 	} {

@@ -328,8 +328,10 @@ func TestBedrockConverseStreamByteAtATime(t *testing.T) {
 }
 
 // TestBedrockFailures: an exception mid-stream and at the start, a stream cut before messageStop, a
-// frame whose CRC does not hold, and an application that stops reading: the application sees with
-// httpitl what it sees without, and the span says how the reply ended, with no exception message.
+// frame whose CRC does not hold, an event whose payload the SDK cannot decode (it fails the stream
+// there, and closes the body: incomplete_stream as for the bad CRC, not cancelled), and an
+// application that stops reading: the application sees with httpitl what it sees without, and the
+// span says how the reply ended, with no exception message.
 func TestBedrockFailures(t *testing.T) {
 	text := []bedrockMsg{bedrockStart, bedrockText("Once"), bedrockText(" upon"), bedrockText(" a time")}
 	with := func(msgs ...bedrockMsg) []bedrockMsg { return append(append([]bedrockMsg(nil), text...), msgs...) }
@@ -351,6 +353,13 @@ func TestBedrockFailures(t *testing.T) {
 			errType: "incomplete_stream", chunks: 3, sdkErr: "checksum"},
 		{name: "the application stops reading", msgs: with(bedrockText("more"), bedrockStop("end_turn"), bedrockMetadata), stopAfter: 2,
 			errType: "cancelled", chunks: -1},
+		{name: "an event the SDK cannot decode", msgs: with(bedrockEvent("contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"cut"`),
+			bedrockText("after"), bedrockStop("end_turn"), bedrockMetadata), errType: "incomplete_stream", chunks: 3, sdkErr: "deserialize event contentBlockDelta"},
+		{name: "a messageStop of null", msgs: with(bedrockEvent("messageStop", `null`), bedrockMetadata),
+			errType: "incomplete_stream", chunks: 3, sdkErr: "deserialize event messageStop"},
+		{name: "bytes after an event's object, which the SDK does not read", msgs: with(bedrockEvent("contentBlockDelta",
+			`{"contentBlockIndex":0,"delta":{"text":" and"}}{"not":`), bedrockEvent("messageStop", `{"stopReason":"end_turn"} trailing`), bedrockMetadata),
+			chunks: 4},
 		{name: "complete, no metadata", msgs: with(bedrockStop("max_tokens")), chunks: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
