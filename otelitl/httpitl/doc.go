@@ -232,6 +232,16 @@
 // first [WithMaxRequestBytes] bytes, read before the span starts and then replayed ahead of the
 // rest with ContentLength unchanged, and from the rest as it is sent, holding nothing of it (a
 // model found there names the span and its metrics at its end: samplers saw the name without it).
+// The span starts with the protocol's default when the first part says nothing of "stream" (Ollama
+// streams unless told not to; the OpenAI and Anthropic APIs do not unless told to); a "stream"
+// found in the rest that says otherwise sets gen_ai.request.stream to what it says, false
+// included, since an attribute cannot be removed and false says "not streamed" as its absence
+// does (the ollama client writes "stream" after the messages, so that a long prompt puts a
+// "stream": false past the first part). Gemini's and Bedrock's bodies are not asked: their URLs
+// say whether they stream. How the reply is read does not wait on it: the reply's Content-Type
+// decides (a whole Ollama reply is application/json, whose events count no chunks), so the rest of
+// the record is true whatever the request's body said. A server that answers before it has read
+// the body, and ends its reply before the rest is sent, leaves the span with the default.
 // GetBody is never called: anthropic-sdk-go's bedrock package makes one that rewinds and returns
 // the very reader Body reads, so that reading its "copy" would empty the body sent. The text
 // inside strings, most of a prompt, is skipped at memory speed (an image's base64 at about 20

@@ -52,7 +52,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ServerAddress: addr, ServerPort: port, StartTime: start,
 		NonStreaming: !c.stream, Kind: trace.SpanKindServer,
 	})
-	late.start(g, trace.SpanFromContext(ctx))
+	late.start(g, trace.SpanFromContext(ctx), c)
 	if !g.IsRecording() {
 		h.next.ServeHTTP(w, r.WithContext(ctx))
 		return

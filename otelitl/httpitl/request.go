@@ -306,16 +306,26 @@ func (s *reqScan) found() {
 
 // lateFields gives a generation what is found in the part of a request body read after the
 // generation started (see peekRequest): the first model, when the generation started without one
-// (its name and metrics then carry it), and a "stream": true, when the part read before said
-// nothing of it (gen_ai.request.stream). Its methods are safe for concurrent use: the body is read
-// by the base transport's goroutines (or the inner handler), the generation started by RoundTrip
-// (or ServeHTTP).
+// (its name and metrics then carry it), and the first "stream" member, when the part read before
+// said nothing of it. The generation started with the protocol's default (a stream for Ollama's
+// /api/chat and /api/generate, none for the OpenAI and Anthropic APIs); a "stream" found later that
+// says otherwise sets gen_ai.request.stream to what the body says: true, or false where the
+// default was a stream (a span attribute cannot be removed, and false says "not streamed" as its
+// absence does; the collector reads it so). Gemini's and Bedrock's URLs say whether they stream,
+// and their bodies' "stream" is never used (applyFields). Its methods are safe for concurrent use:
+// the body is read by the base transport's goroutines (or the inner handler), the generation
+// started by RoundTrip (or ServeHTTP).
 type lateFields struct {
-	mu     sync.Mutex
-	g      *otelitl.Generation
-	span   trace.Span
-	model  string
-	stream bool
+	mu        sync.Mutex
+	g         *otelitl.Generation
+	span      trace.Span
+	started   bool // start has run: g, span and the fields below are set
+	model     string
+	stream    bool // the first "stream" found, when hasStream
+	hasStream bool
+	// Set by start: whether the body's "stream" counts for the protocol, and what the span
+	// started with (the protocol's default: the part read before said nothing of it).
+	bodyStream, defStream bool
 }
 
 // found takes the fields found so far, and says whether nothing more is wanted.
@@ -325,34 +335,39 @@ func (l *lateFields) found(f requestFields) bool {
 	if newModel {
 		l.model = f.model
 	}
-	newStream := !l.stream && f.hasStream && f.stream
+	newStream := !l.hasStream && f.hasStream
 	if newStream {
-		l.stream = true
+		l.stream, l.hasStream = f.stream, true
 	}
 	g, span := l.g, l.span
+	setStream := newStream && l.started && l.bodyStream && l.stream != l.defStream
 	done := l.model != "" && f.hasStream
 	l.mu.Unlock()
 	if newModel {
 		g.SetRequestModel(f.model) // a nil g does nothing
 	}
-	if newStream && span != nil {
-		span.SetAttributes(semconv.GenAIRequestStream(true))
+	if setStream && span != nil {
+		span.SetAttributes(semconv.GenAIRequestStream(f.stream))
 	}
 	return done
 }
 
 // start gives l the generation the request started, and what was found before it, if anything.
-func (l *lateFields) start(g *otelitl.Generation, span trace.Span) {
+// c is the call the generation started for: its protocol, and its stream flag, the protocol's
+// default.
+func (l *lateFields) start(g *otelitl.Generation, span trace.Span, c call) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	l.g, l.span = g, span
-	model, stream := l.model, l.stream
+	l.g, l.span, l.started = g, span, true
+	l.bodyStream, l.defStream = bodySaysStream(c), c.stream
+	model, setStream := l.model, l.hasStream && l.bodyStream && l.stream != l.defStream
+	stream := l.stream
 	l.mu.Unlock()
 	g.SetRequestModel(model) // "" does nothing
-	if stream {
-		span.SetAttributes(semconv.GenAIRequestStream(true))
+	if setStream && span != nil {
+		span.SetAttributes(semconv.GenAIRequestStream(stream))
 	}
 }
 
@@ -361,7 +376,7 @@ func (l *lateFields) start(g *otelitl.Generation, span trace.Span) {
 // when that was the whole body (else the request's own). When they hold no model and the body
 // goes on, the rest is read as it is sent: a model found there goes to the generation through the
 // lateFields returned (nil otherwise), which the caller gives the generation it starts; so does a
-// "stream" member there, when none came before.
+// "stream" member there, when none came before (see lateFields).
 //
 // GetBody is never called, though it would give a copy to read without holding it: anthropic-sdk-go's
 // bedrock package makes a GetBody that rewinds and returns the very reader Body reads, so that

@@ -63,7 +63,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ServerAddress: addr, ServerPort: port, StartTime: start,
 		NonStreaming: !c.stream,
 	})
-	late.start(g, trace.SpanFromContext(ctx))
+	late.start(g, trace.SpanFromContext(ctx), c)
 	// The server's spans are the generation's children: its context goes in the headers, of a
 	// copy, since a RoundTripper must not change the caller's request. A span that does not
 	// record still carries the sampling decision.
@@ -114,9 +114,15 @@ func applyFields(c *call, f requestFields) {
 	if c.model == "" {
 		c.model = f.model
 	}
-	if c.proto != protoGemini && c.proto != protoBedrock && c.proto != protoBedrockInvoke && f.hasStream {
+	if bodySaysStream(*c) && f.hasStream {
 		c.stream = f.stream
 	}
+}
+
+// bodySaysStream reports whether the request body's "stream" member says whether c streams:
+// not for Gemini and Bedrock, whose URLs say it.
+func bodySaysStream(c call) bool {
+	return c.proto != protoGemini && c.proto != protoBedrock && c.proto != protoBedrockInvoke
 }
 
 // statusError ends a generation answered with an HTTP error status; its error.type is the code.

@@ -17,9 +17,12 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	lcollama "github.com/tmc/langchaingo/llms/ollama"
 	lcopenai "github.com/tmc/langchaingo/llms/openai"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/genai"
 
 	"github.com/otelitl/itl/examples/fakellm/engine"
+	"github.com/otelitl/itl/internal/wraptest"
+	"github.com/otelitl/itl/otelitl/httpitl"
 )
 
 // Every Go SDK drives fakellm through httpitl.NewTransport: each span's timeline must follow the
@@ -248,6 +251,73 @@ func TestOllamaAPIChat(t *testing.T) {
 	}
 	checkSpanAfterFirst(t, f, exp, map[string]string{"gen_ai.provider.name": "ollama", "gen_ai.request.model": "fake-llama",
 		"gen_ai.response.model": "fake-llama", "gen_ai.usage.output_tokens": "24", "otelitl.chunk.count": "24", "gen_ai.request.stream": "true"})
+}
+
+// TestOllamaAPIChatLongPromptNotStreamed: the ollama client writes "stream" after the messages,
+// so that with a prompt longer than the part of the body read before the span starts
+// (DefaultMaxRequestBytes) its "stream": false is found only as the rest is sent, after the span
+// started as /api/chat's default, a stream. The span must still say the request was not streamed.
+func TestOllamaAPIChatLongPromptNotStreamed(t *testing.T) {
+	f := newFakeWith(t, func(c *engine.Config) { c.PrefillPerTok = 0 }, "fake-llama")
+	hc, exp := f.client(t)
+	u, _ := url.Parse(f.URL)
+	c := ollama.NewClient(u, hc)
+	prompt := strings.Repeat("a long document ", httpitl.DefaultMaxRequestBytes/16+1024)
+	noStream := false
+	var replies int
+	err := c.Chat(context.Background(), &ollama.ChatRequest{Model: "fake-llama", Messages: []ollama.Message{{Role: "user", Content: prompt}},
+		Stream: &noStream, Options: map[string]any{"num_predict": 5}}, func(ollama.ChatResponse) error { replies++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replies != 1 {
+		t.Fatalf("%d replies, want one whole", replies)
+	}
+	_, attrs := wraptest.OneSpan(t, exp)
+	checkAttrs(t, tracetest.SpanStub{}, attrs, map[string]string{"gen_ai.request.model": "fake-llama", "gen_ai.request.stream": "false",
+		"gen_ai.usage.output_tokens": "5", "error.type": ""})
+	if n, ok := attrs[attrKey("otelitl.chunk.count")]; ok && n.AsInt64() != 0 {
+		t.Errorf("a reply not streamed has %d chunks", n.AsInt64())
+	}
+}
+
+// TestLateStreamMember: a "stream" member past the part of the body read before the span starts
+// sets gen_ai.request.stream to what it says where the protocol takes it from the body and it
+// differs from the protocol's default, and nowhere else: Gemini's URL says whether it streams.
+func TestLateStreamMember(t *testing.T) {
+	long := strings.Repeat("a long document ", httpitl.DefaultMaxRequestBytes/16+1024)
+	for _, tc := range []struct {
+		path, body string
+		want       string // gen_ai.request.stream, "" for none
+	}{
+		{"/api/generate", `{"model":"fake-llama","prompt":"` + long + `","stream":false,"options":{"num_predict":3}}`, "false"},
+		{"/api/chat", `{"model":"fake-llama","messages":[{"role":"user","content":"` + long + `"}],"stream":true,"options":{"num_predict":3}}`, "true"},
+		{"/v1/chat/completions", `{"model":"fake-llama","messages":[{"role":"user","content":"` + long + `"}],"stream":true,"max_tokens":3}`, "true"},
+		{"/v1/chat/completions", `{"model":"fake-llama","messages":[{"role":"user","content":"` + long + `"}],"stream":false,"max_tokens":3}`, ""},
+		{"/v1beta/models/fake-llama:generateContent", `{"contents":[{"parts":[{"text":"` + long + `"}]}],"stream":true,"generationConfig":{"maxOutputTokens":3}}`, ""},
+	} {
+		t.Run(tc.path+" "+tc.want, func(t *testing.T) {
+			f := newFakeWith(t, func(c *engine.Config) { c.PrefillPerTok = 0 }, "fake-llama")
+			hc, exp := f.client(t)
+			res, err := hc.Post(f.URL+tc.path, "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			_, attrs := wraptest.OneSpan(t, exp)
+			got := ""
+			if v, ok := attrs[attrKey("gen_ai.request.stream")]; ok {
+				got = v.String()
+			}
+			if got != tc.want {
+				t.Errorf("gen_ai.request.stream = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
 
 func TestOllamaAPIGenerate(t *testing.T) {
