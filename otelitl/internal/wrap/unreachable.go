@@ -49,6 +49,18 @@ func NoResponse(err error) error {
 // (dialing, the TLS handshake, the response's headers), tls_error for a TLS handshake that failed
 // (a certificate not trusted, a server without TLS), else connection_error (the connection reset,
 // or closed before the server answered).
+//
+// A DNS lookup that timed out is one of two failures, told apart by the error's chain, not its
+// IsTimeout. Cut by the caller's deadline (a context's, http.Client's Timeout, the dialer's
+// Timeout, which net makes a context deadline), the *net.DNSError wraps net's "i/o timeout", which
+// Is context.DeadlineExceeded: Unreachable leaves such an error as it is, and End names it
+// "timeout", as a deadline passing while dialing or waiting for the headers is. The resolver's own
+// timeout (no DNS server answered within resolv.conf's timeout and attempts) wraps nothing: it stays
+// dns_error. The conventions' error.type asks for a low-cardinality value that says what went
+// wrong, and "timeout" here says that a deadline the caller set passed (its fix: the deadline, or
+// the server's speed); a resolver that never answers is a failure to resolve the name, whose fix
+// is the DNS setup, whatever the caller's deadlines, and is counted with the other names that did
+// not resolve.
 func UnreachableType(err error) string {
 	var (
 		dns      *net.DNSError

@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/otelitl/itl/otelitl"
 )
@@ -34,6 +35,14 @@ func TestUnreachable(t *testing.T) {
 		{"refused, from a client", clientErr(refused), "connection_refused", "connection_refused"},
 		{"unresolved", clientErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}), "dns_error", "dns_error"},
 		{"deadline", clientErr(os.ErrDeadlineExceeded), "timeout", "timeout"},
+		// The resolver's own timeout (no DNS server answered, IsTimeout, nothing wrapped): the name did
+		// not resolve. A lookup cut by the caller's deadline (a context's, the dialer's) wraps it, as
+		// net's resolver does (the "i/o timeout" its mapErr makes of the context's end, which Is
+		// context.DeadlineExceeded): timeout.
+		{"resolver timed out", clientErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "i/o timeout", IsTimeout: true, IsTemporary: true}}),
+			"dns_error", "dns_error"},
+		{"lookup cut by the deadline", clientErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "i/o timeout", IsTimeout: true,
+			UnwrapErr: dnsDeadline(t)}}), "timeout", "timeout"},
 		{"other", clientErr(errors.New("EOF")), "connection_error", "connection_error"},
 		{"cancelled", clientErr(context.Canceled), "cancelled", "cancelled"},
 		{"context deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "timeout", "timeout"},
@@ -53,4 +62,23 @@ func TestUnreachable(t *testing.T) {
 	if Unreachable(nil) != nil || NoResponse(nil) != nil {
 		t.Error("a nil error named")
 	}
+}
+
+// dnsDeadline returns the error net's resolver wraps in a DNSError when the lookup's context
+// deadline passes: a real lookup, on a context whose deadline has passed, by a resolver whose DNS
+// server never answers (its Dial waits until the lookup is given up), so that the deadline is
+// always what ends it.
+func dnsDeadline(t *testing.T) error {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel()
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	_, err := r.LookupHost(ctx, "otelitl-unreachable-test.example")
+	var dns *net.DNSError
+	if !errors.As(err, &dns) || dns.UnwrapErr == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a lookup past its deadline: %#v", err)
+	}
+	return dns.UnwrapErr
 }
