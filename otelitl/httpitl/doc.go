@@ -22,6 +22,8 @@
 //	                               llama.cpp, LM Studio, ...)
 //	/completions                   OpenAI Completions                text_completion        openai
 //	/responses                     OpenAI Responses                  chat                   openai
+//	/openai/deployments/{d}/...,   Azure OpenAI: the three above     as above               azure.ai.openai
+//	/openai/... on an Azure host   (see Azure OpenAI)
 //	/v1/messages                   Anthropic Messages                chat                   anthropic
 //	models/{m}:streamGenerateContent, Gemini (with alt=sse: SSE;     generate_content       gcp.gemini (gcp.vertex_ai
 //	models/{m}:generateContent     without: a streamed JSON array)                          under /publishers/)
@@ -31,6 +33,50 @@
 //	/model/{m}/invoke-with-        Amazon Bedrock InvokeModelWith-   chat                   aws.bedrock
 //	response-stream                ResponseStream (the AWS event
 //	                               stream; each family's JSON)
+//
+// # Azure OpenAI
+//
+// An OpenAI request (the paths above) is Azure OpenAI's, gen_ai.provider.name "azure.ai.openai"
+// (the semantic conventions' value for it), when its path has a deployment,
+// /openai/deployments/{d}/chat/completions (or /completions), on any host: a gateway in front of
+// Azure (API Management, otelitl-proxy) keeps Azure's paths, and no other API uses them; or when
+// its path begins with /openai/ on one of Azure OpenAI's hosts, NAME.openai.azure.com,
+// NAME.cognitiveservices.azure.com or NAME.services.ai.azure.com (an Azure OpenAI, AI services or
+// Foundry resource), which is how the v1 API (/openai/v1/chat/completions, /openai/v1/responses)
+// and the Responses API (/openai/responses) are told, since their paths name no deployment. The
+// host is matched as a whole suffix after at least one label, in any case: a look-alike such as
+// evil-openai.azure.com.example.org is OpenAI's. Other /openai/ paths on other hosts (Groq's
+// api.groq.com/openai/v1) stay OpenAI's, and so does a v1 request through a gateway, whose host is
+// the gateway's: nothing in it tells Azure. [NewHandler] sees no host in a server's request URL,
+// only the path. On Azure's hosts, a path outside /openai/ (the Azure AI model inference API's
+// /models/chat/completions, which the conventions name azure.ai.inference) is not recognised as
+// Azure: it is recorded as OpenAI's, as before.
+//
+// gen_ai.request.model is the body's "model" when it has one, else the deployment's name. The
+// conventions define the attribute as the name of the model the request is made to and say nothing
+// of deployments; an Azure request is made to a deployment, which chooses the model, and its body
+// usually names none. The deployment's name is what the caller chose, what openai-go's azure
+// package puts in the path (from the body's model, which it keeps there), and what OpenTelemetry's
+// openai-v2 and OpenLLMetry's openai instrumentations record for Azure: the SDK's model argument,
+// which Python's AzureOpenAI client puts in the path as the deployment. The body's model wins when
+// both are there, as in those instrumentations. The model that answered is gen_ai.response.model,
+// from the chunks' "model" as for OpenAI (gpt-4o-2024-11-20), so both are on the span and its
+// metrics. Nothing else is guessed: a v1 request whose body names no model has none. A body whose
+// model comes after its first [WithMaxRequestBytes] bytes is named by the deployment, which the
+// span started with.
+//
+// Azure's streams are OpenAI's, with more: a first event of prompt_filter_results with no choices
+// (and an empty id and model), content_filter_results on every choice, and an asynchronous
+// filter's content_filter_offsets on a choice without a delta. None of them carries content, so
+// none is a chunk, and the time to first chunk is the first content delta's.
+//
+// With openai-go's azure package, give the client this transport:
+// openai.NewClient(azure.WithEndpoint(endpoint, apiVersion), azure.WithAPIKey(key) or
+// azure.WithTokenCredential(cred), option.WithHTTPClient(&http.Client{Transport:
+// httpitl.NewTransport(nil)})); the package keeps the client's transport under its own redirect
+// check. Its WithUnsafeAllowHTTP, for a plain-HTTP loopback endpoint, sends such requests on a
+// transport of its own, around this one: they get no span. The openaiitl wrappers record "openai"
+// whatever the endpoint; goopenaiitl takes WithProvider("azure.ai.openai").
 //
 // The response body is cut by its Content-Type (text/event-stream: SSE; application/x-ndjson:
 // NDJSON; otherwise JSON values, and the elements of a top-level array as each completes); a
@@ -163,7 +209,8 @@
 //
 // # What is recorded
 //
-// gen_ai.request.model from the request body's "model" (or the Gemini or Bedrock URL),
+// gen_ai.request.model from the request body's "model" (or the Gemini or Bedrock URL; for Azure
+// OpenAI, the deployment when the body names no model),
 // gen_ai.request.stream, server.address and server.port from the URL, http.response.status_code,
 // gen_ai.response.model, gen_ai.response.id, gen_ai.response.finish_reasons (Bedrock's:
 // messageStop's stopReason; InvokeModelWithResponseStream's: the family's, see Protocols), and

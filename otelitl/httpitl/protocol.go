@@ -22,10 +22,11 @@ const (
 	protoBedrockInvoke          // Amazon Bedrock InvokeModelWithResponseStream
 )
 
-// Provider names (gen_ai.provider.name). openai, anthropic, gcp.gemini, gcp.vertex_ai and
-// aws.bedrock are the semantic conventions' values; ollama has none there.
+// Provider names (gen_ai.provider.name). openai, azure.ai.openai, anthropic, gcp.gemini,
+// gcp.vertex_ai and aws.bedrock are the semantic conventions' values; ollama has none there.
 const (
 	providerOpenAI    = "openai"
+	providerAzure     = "azure.ai.openai"
 	providerAnthropic = "anthropic"
 	providerGemini    = "gcp.gemini"
 	providerVertex    = "gcp.vertex_ai"
@@ -41,6 +42,9 @@ type call struct {
 	model     string // from the URL (Gemini, Bedrock); else from the body
 	stream    bool   // the request asks for a stream (or the protocol streams by default)
 	framing   framing
+	// deployment is an Azure OpenAI deployment's name, from its URL: the model when the body
+	// names none (see doc.go).
+	deployment string
 }
 
 // detect recognises a generation request by its method and the end of its URL path, so that base
@@ -52,11 +56,11 @@ func detect(r *http.Request) (call, bool) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case strings.HasSuffix(path, "/chat/completions"):
-		return call{proto: protoChat, operation: "chat", provider: providerOpenAI, framing: framingSSE}, true
+		return openAI(r.URL, path, "/chat/completions", call{proto: protoChat, operation: "chat", provider: providerOpenAI, framing: framingSSE}), true
 	case strings.HasSuffix(path, "/completions"):
-		return call{proto: protoCompletions, operation: "text_completion", provider: providerOpenAI, framing: framingSSE}, true
+		return openAI(r.URL, path, "/completions", call{proto: protoCompletions, operation: "text_completion", provider: providerOpenAI, framing: framingSSE}), true
 	case strings.HasSuffix(path, "/responses"):
-		return call{proto: protoResponses, operation: "chat", provider: providerOpenAI, framing: framingSSE}, true
+		return openAI(r.URL, path, "/responses", call{proto: protoResponses, operation: "chat", provider: providerOpenAI, framing: framingSSE}), true
 	case strings.HasSuffix(path, "/v1/messages"):
 		return call{proto: protoAnthropic, operation: "chat", provider: providerAnthropic, framing: framingSSE}, true
 	case strings.HasSuffix(path, "/api/chat"):

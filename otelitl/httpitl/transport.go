@@ -109,10 +109,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // applyFields completes c with what the request body says. Gemini's and Bedrock's URLs say
-// whether the reply streams.
+// whether the reply streams. An Azure OpenAI deployment names the model when the body does not.
 func applyFields(c *call, f requestFields) {
 	if c.model == "" {
 		c.model = f.model
+	}
+	if c.model == "" {
+		c.model = c.deployment
 	}
 	if bodySaysStream(*c) && f.hasStream {
 		c.stream = f.stream
