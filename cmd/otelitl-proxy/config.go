@@ -85,6 +85,56 @@ func baseOf(u *url.URL, p protocol) (base *url.URL, dropped string) {
 	return &b, strings.Join(parts, " and ")
 }
 
+// azureDeployment returns where an Azure OpenAI deployment's path begins in path: the first
+// /openai/deployments segment pair, in any case; -1 without one.
+func azureDeployment(path string) int {
+	const seg = "/openai/deployments"
+	lower := strings.ToLower(path)
+	for i := 0; ; {
+		j := strings.Index(lower[i:], seg)
+		if j < 0 {
+			return -1
+		}
+		if end := i + j + len(seg); end == len(lower) || lower[end] == '/' {
+			return i + j
+		}
+		i += j + len(seg)
+	}
+}
+
+// azureBase returns u cut where its deployment's path begins, at i, without its query and
+// fragment, and what that drops.
+func azureBase(u *url.URL, i int) (*url.URL, string) {
+	dropped := []string{u.Path[i:]}
+	if u.RawQuery != "" || u.ForceQuery {
+		dropped = append(dropped, "the query")
+	}
+	if u.Fragment != "" {
+		dropped = append(dropped, "the fragment")
+	}
+	b := *u
+	b.Path, b.RawPath = u.Path[:i], ""
+	b.RawQuery, b.ForceQuery, b.Fragment, b.RawFragment = "", false, "", ""
+	return &b, strings.Join(dropped, " and ")
+}
+
+// proxyURL is the URL a client on this machine reaches the proxy at, listening at addr, with TLS
+// or without.
+func proxyURL(addr string, tls bool) string {
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return scheme + net.JoinHostPort(host, port)
+}
+
 // flagHelp is returned after -h printed the usage.
 var flagHelp = flag.ErrHelp
 
@@ -184,6 +234,14 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), shown), p.example)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
+		if i := azureDeployment(u.Path); i >= 0 && p.name == "openai" {
+			// No client path works through such a base: Azure OpenAI's clients send the
+			// deployment's path themselves (/openai/deployments/D/openai/deployments/D/...), and
+			// OpenAI's send /v1/chat/completions, which no deployment serves.
+			base, dropped := azureBase(u, i)
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: an Azure OpenAI client sends each request's deployment path and api-version itself (/openai/deployments/NAME/chat/completions?api-version=...), which the proxy appends to the upstream: give the client the proxy's URL as its Azure endpoint (AZURE_OPENAI_ENDPOINT=%s)",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
+		}
 		if base, dropped := baseOf(u, p); dropped != "" {
 			// Redacted: the URL may carry a password, which the message would show twice.
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path and query, such as %s",

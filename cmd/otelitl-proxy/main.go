@@ -9,8 +9,12 @@
 // methods such as :streamGenerateContent) to the Gemini upstream, /api/... to the Ollama upstream,
 // and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>: an upstream is
 // given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused, as is an
-// endpoint's whole URL (https://api.openai.com/v1/chat/completions) or one with a query or a
-// fragment, each with the base URL to give. A
+// endpoint's whole URL (https://api.openai.com/v1/chat/completions), an Azure OpenAI deployment's
+// (https://NAME.openai.azure.com/openai/deployments/NAME, whose path the Azure clients send
+// themselves) or one with a query or a fragment, each with the base URL to give. Azure OpenAI's
+// paths, /openai/deployments/NAME/chat/completions?api-version=... and /openai/v1/..., go to the
+// OpenAI upstream (the resource, https://NAME.openai.azure.com) with their query, and are recorded
+// as azure.ai.openai (see httpitl). A
 // request with Anthropic's anthropic-version header or Google's x-goog-api-key goes to that
 // vendor's upstream whatever its path, and a path whose version the client's base URL doubled or
 // left out (/v1/v1/messages, /chat/completions) is answered 404 with the base URL to give. At

@@ -585,7 +585,6 @@ func TestUpstreamEndpointURL(t *testing.T) {
 		// Base paths: kept.
 		{nil, []string{"-openai", "https://api.groq.com/openai"}, nil},
 		{nil, []string{"-openai", "https://res.openai.azure.com/openai"}, nil},
-		{nil, []string{"-openai", "https://res.openai.azure.com/openai/deployments/gpt-4o"}, nil},
 		{nil, []string{"-openai", "https://gw.example/completions-api"}, nil},
 		{nil, []string{"-anthropic", "https://gw.example/messaging"}, nil},
 		{nil, []string{"-ollama", "http://gw.example/ollama"}, nil},
