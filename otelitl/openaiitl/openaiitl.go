@@ -67,7 +67,10 @@ import (
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
-// Provider is the gen_ai.provider.name the wrappers record.
+// Provider is the gen_ai.provider.name the wrappers record, whatever the client's endpoint: the
+// span starts, named, before the SDK builds the request's URL. For Azure OpenAI (openai-go's azure
+// package), give the client httpitl's transport instead of these wrappers: it records
+// "azure.ai.openai", from the URL.
 const Provider = "openai"
 
 // start starts the generation and returns the request options that read the server off the
