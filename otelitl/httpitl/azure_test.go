@@ -102,3 +102,25 @@ func TestDetectAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDetect: detect on each kind of request path; telling Azure from OpenAI adds a search of
+// the path and, under /openai/, a look at the host, and allocates nothing (TestDetectAllocs).
+func BenchmarkDetect(b *testing.B) {
+	for _, tc := range []struct{ name, url string }{
+		{"openai", "https://api.openai.com/v1/chat/completions"},
+		{"azure-deployment", "https://res.openai.azure.com/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21"},
+		{"azure-v1", "https://res.openai.azure.com/openai/v1/chat/completions"},
+		{"anthropic", "https://api.anthropic.com/v1/messages"},
+	} {
+		req, err := http.NewRequest(http.MethodPost, tc.url, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = detect(req)
+			}
+		})
+	}
+}
