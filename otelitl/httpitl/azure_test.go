@@ -2,6 +2,8 @@ package httpitl
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -123,4 +125,36 @@ func BenchmarkDetect(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzDetectAzure: any host and path: detect does not panic, marks Azure only for a deployment's
+// path or an /openai/ path on one of Azure's hosts, and takes a deployment that is one whole
+// segment of the path, after /openai/deployments/.
+func FuzzDetectAzure(f *testing.F) {
+	f.Add("res.openai.azure.com", "/openai/deployments/d/chat/completions")
+	f.Add("res.openai.azure.com", "/openai/v1/responses")
+	f.Add("evil-openai.azure.com.example.org", "/openai/v1/chat/completions")
+	f.Add("127.0.0.1:8787", "/openai/deployments/completions")
+	f.Add("h", "/openai/deployments//openai/deployments/x/completions/")
+	f.Fuzz(func(t *testing.T, host, path string) {
+		req := &http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "https", Host: host, Path: path}}
+		c, ok := detect(req)
+		if !ok || (c.proto != protoChat && c.proto != protoCompletions && c.proto != protoResponses) {
+			if c.provider == providerAzure {
+				t.Fatalf("%q %q: %+v, Azure on no OpenAI path", host, path, c)
+			}
+			return
+		}
+		p := strings.TrimSuffix(path, "/")
+		switch {
+		case c.deployment != "":
+			if c.provider != providerAzure || strings.Contains(c.deployment, "/") || !strings.Contains(p, azureDeployments+c.deployment+"/") {
+				t.Fatalf("%q %q: %+v", host, path, c)
+			}
+		case c.provider == providerAzure:
+			if !strings.HasPrefix(p, "/openai/") || !azureHost(req.URL.Hostname()) {
+				t.Fatalf("%q %q: %+v, Azure without a deployment or Azure's host", host, path, c)
+			}
+		}
+	})
 }
