@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -32,7 +33,8 @@ import (
 // left it, and what each request asked.
 type azureServer struct {
 	*httptest.Server
-	gap time.Duration
+	gap    time.Duration
+	events []azureEvent
 
 	mu   sync.Mutex
 	sent []time.Time
@@ -43,25 +45,39 @@ type azureRequest struct {
 	path, query, apiKey, model string
 }
 
-// azureEvents is the reply: the events with content are the ones that count as chunks.
-var azureEvents = []struct {
-	data    string
-	content bool
-}{
-	{`{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,"detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}]}`, false},
-	{`{"choices":[{"content_filter_results":{},"delta":{"content":"","refusal":null,"role":"assistant"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, false},
-	{`{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"delta":{"content":"Hello"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, true},
-	{`{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"delta":{"content":" from"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, true},
-	{`{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"delta":{"content":" Azure"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, true},
-	{`{"choices":[{"content_filter_results":{},"delta":{},"finish_reason":"stop","index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, false},
-	{`{"choices":[{"content_filter_offsets":{"check_offset":0,"start_offset":0,"end_offset":16},"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"finish_reason":null,"index":0}],"created":0,"id":"","model":"","object":""}`, false},
-	{`{"choices":[],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291","usage":{"completion_tokens":3,"prompt_tokens":9,"total_tokens":12}}`, false},
-	{`[DONE]`, false},
+// azureEvent is one SSE event of a reply, named or not; the events with content are the ones
+// that count as chunks.
+type azureEvent struct {
+	name, data string
+	content    bool
 }
 
-func newAzureServer(t *testing.T, gap time.Duration) *azureServer {
+// azureChat is a Chat Completions reply in Azure's shapes.
+var azureChat = []azureEvent{
+	{"", `{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"jailbreak":{"filtered":false,"detected":false},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}]}`, false},
+	{"", `{"choices":[{"content_filter_results":{},"delta":{"content":"","refusal":null,"role":"assistant"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, false},
+	{"", `{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"delta":{"content":"Hello"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, true},
+	{"", `{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"delta":{"content":" from"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, true},
+	{"", `{"choices":[{"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"delta":{"content":" Azure"},"finish_reason":null,"index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, true},
+	{"", `{"choices":[{"content_filter_results":{},"delta":{},"finish_reason":"stop","index":0,"logprobs":null}],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291"}`, false},
+	{"", `{"choices":[{"content_filter_offsets":{"check_offset":0,"start_offset":0,"end_offset":16},"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}},"finish_reason":null,"index":0}],"created":0,"id":"","model":"","object":""}`, false},
+	{"", `{"choices":[],"created":1733150000,"id":"chatcmpl-Az1","model":"gpt-4o-2024-11-20","object":"chat.completion.chunk","system_fingerprint":"fp_b705f0c291","usage":{"completion_tokens":3,"prompt_tokens":9,"total_tokens":12}}`, false},
+	{"", `[DONE]`, false},
+}
+
+// azureResponses is a Responses API reply, as Azure's v1 API streams it (OpenAI's events): two
+// text deltas are the chunks.
+var azureResponses = []azureEvent{
+	{"response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_az1","object":"response","created_at":1733150000,"model":"gpt-4o-2024-11-20","status":"in_progress","output":[]}}`, false},
+	{"response.output_item.added", `{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"msg_az1","role":"assistant","status":"in_progress","content":[]}}`, false},
+	{"response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_az1","output_index":0,"content_index":0,"delta":"Hello"}`, true},
+	{"response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_az1","output_index":0,"content_index":0,"delta":" Azure"}`, true},
+	{"response.completed", `{"type":"response.completed","sequence_number":4,"response":{"id":"resp_az1","object":"response","created_at":1733150000,"model":"gpt-4o-2024-11-20","status":"completed","output":[],"usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":11}}}`, false},
+}
+
+func newAzureServer(t *testing.T, gap time.Duration, events []azureEvent) *azureServer {
 	t.Helper()
-	s := &azureServer{gap: gap}
+	s := &azureServer{gap: gap, events: events}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -80,13 +96,16 @@ func (s *azureServer) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
 	fl.Flush()
-	for _, ev := range azureEvents {
+	for _, ev := range s.events {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-time.After(s.gap):
 		}
 		sent := time.Now() // before the write: no client reads the event earlier
+		if ev.name != "" {
+			fmt.Fprintf(w, "event: %s\n", ev.name)
+		}
 		fmt.Fprintf(w, "data: %s\n\n", ev.data)
 		fl.Flush()
 		if ev.content {
@@ -195,7 +214,7 @@ func TestAzureDeployment(t *testing.T) {
 	}{{"loopback endpoint", false}, {"Azure host", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			quietGC(t)
-			s := newAzureServer(t, 8*time.Millisecond)
+			s := newAzureServer(t, 8*time.Millisecond, azureChat)
 			hc, exp := azureTracing(t, s.base(tc.host))
 			endpoint, host := s.URL, "127.0.0.1"
 			if tc.host {
@@ -219,7 +238,7 @@ func TestAzureDeployment(t *testing.T) {
 // host tells Azure, and the body's model (the deployment's name, in the v1 API) names the model.
 func TestAzureV1(t *testing.T) {
 	quietGC(t)
-	s := newAzureServer(t, 8*time.Millisecond)
+	s := newAzureServer(t, 8*time.Millisecond, azureChat)
 	hc, exp := azureTracing(t, s.base(true))
 	c := openai.NewClient(option.WithBaseURL("https://res-eu.openai.azure.com/openai/v1/"), option.WithHeader("api-key", "azure-key"),
 		option.WithAPIKey("unused"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
@@ -236,7 +255,7 @@ func TestAzureV1(t *testing.T) {
 // curl, clients that leave it out as Azure allows) is named by the deployment.
 func TestAzureNoModel(t *testing.T) {
 	quietGC(t)
-	s := newAzureServer(t, 8*time.Millisecond)
+	s := newAzureServer(t, 8*time.Millisecond, azureChat)
 	hc, exp := azureTracing(t, s.base(false))
 	req, err := http.NewRequest(http.MethodPost, s.URL+"/openai/deployments/prod-gpt4o/chat/completions?api-version=2024-10-21",
 		bytes.NewReader([]byte(`{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`)))
@@ -260,7 +279,7 @@ func TestAzureNoModel(t *testing.T) {
 // later does not rename it.
 func TestAzureLateModel(t *testing.T) {
 	quietGC(t)
-	s := newAzureServer(t, 8*time.Millisecond)
+	s := newAzureServer(t, 8*time.Millisecond, azureChat)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -280,4 +299,33 @@ func TestAzureLateModel(t *testing.T) {
 		t.Errorf("the server got %+v: the body changed", r)
 	}
 	checkAzureSpan(t, s, exp, "127.0.0.1", "prod-gpt4o")
+}
+
+// TestAzureV1Responses: the Responses API on Azure's v1 API, through OpenAI's client: the host
+// tells Azure, the body's model names the request.
+func TestAzureV1Responses(t *testing.T) {
+	quietGC(t)
+	s := newAzureServer(t, 8*time.Millisecond, azureResponses)
+	hc, exp := azureTracing(t, s.base(true))
+	c := openai.NewClient(option.WithBaseURL("https://res-eu.openai.azure.com/openai/v1/"), option.WithHeader("api-key", "azure-key"),
+		option.WithAPIKey("unused"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
+	stream := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{
+		Model: "gpt-4o-mini-prod", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")},
+	})
+	for stream.Next() {
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = stream.Close()
+	if r := s.lastRequest(t); r.path != "/openai/v1/responses" || r.apiKey != "azure-key" {
+		t.Errorf("the server got %+v", r)
+	}
+	span, attrs := oneSpan(t, exp)
+	wraptest.CheckTimeline(t, span, attrs, s.sentTimes(), wraptest.Busy())
+	checkAttrs(t, span, attrs, map[string]string{
+		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "azure.ai.openai", "gen_ai.request.model": "gpt-4o-mini-prod",
+		"gen_ai.response.model": "gpt-4o-2024-11-20", "gen_ai.response.id": "resp_az1", "gen_ai.usage.output_tokens": "2",
+		"otelitl.chunk.count": "2", "server.address": "res-eu.openai.azure.com", "error.type": "",
+	})
 }
