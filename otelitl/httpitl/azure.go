@@ -6,8 +6,8 @@ import (
 )
 
 // azureHosts are the host name suffixes of Azure OpenAI's endpoints: a resource of its own
-// (NAME.openai.azure.com), an Azure AI services or Foundry resource (NAME.cognitiveservices.azure.com,
-// NAME.services.ai.azure.com). See doc.go.
+// (NAME.openai.azure.com), an Azure AI services or Foundry resource
+// (NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com). See doc.go.
 var azureHosts = [...]string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"}
 
 // azureDeployments begins a deployment's path: /openai/deployments/{deployment}/chat/completions.

@@ -48,7 +48,8 @@ type call struct {
 }
 
 // detect recognises a generation request by its method and the end of its URL path, so that base
-// URLs with prefixes (/openai/v1, /proxy/...) work.
+// URLs with prefixes (/openai/v1, /proxy/...) work; an OpenAI path is Azure OpenAI's by its
+// deployment's path or its host (openAI, in azure.go).
 func detect(r *http.Request) (call, bool) {
 	if r.Method != http.MethodPost || r.URL == nil {
 		return call{}, false
