@@ -177,3 +177,16 @@ func TestUpstreamAzureDeployment(t *testing.T) {
 		}
 	}
 }
+
+// TestNotFoundNamesAzure: the proxy's answer to a path it serves under no API names Azure
+// OpenAI's paths beside the others'.
+func TestNotFoundNamesAzure(t *testing.T) {
+	proxy, _ := startProxy(t, "-openai", "https://res.openai.azure.com")
+	res, err := http.Post(proxy.URL+"/", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := errorMessage(res); res.StatusCode != http.StatusNotFound || !strings.Contains(msg, "/openai/... (Azure OpenAI)") {
+		t.Errorf("POST /: %d %q, want 404 naming /openai/... (Azure OpenAI)", res.StatusCode, msg)
+	}
+}

@@ -17,7 +17,8 @@ import (
 )
 
 // route returns the protocol a request belongs to: /v1/messages is Anthropic's, /v1beta/ and
-// Gemini methods (":generateContent") Gemini's, /api/ Ollama's, and the rest of /v1/ OpenAI's.
+// Gemini methods (":generateContent") Gemini's, /api/ Ollama's, and the rest of /v1/ OpenAI's, as
+// is /openai/ (Azure OpenAI's paths, whose upstream is the OpenAI one).
 //
 // A request that carries a vendor's own header goes to that vendor's upstream whatever its path
 // (Anthropic's SDKs send anthropic-version on every request, Google's send x-goog-api-key): by its
@@ -139,7 +140,7 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 		}
 		name := route(r.URL.Path, r.Header)
 		if name == "" {
-			writeError(w, http.StatusNotFound, "not_found", "otelitl-proxy: no API at "+r.URL.Path+": it forwards /v1/... (OpenAI), /v1/messages (Anthropic), /v1beta/... (Gemini) and /api/... (Ollama)")
+			writeError(w, http.StatusNotFound, "not_found", "otelitl-proxy: no API at "+r.URL.Path+": it forwards /v1/... (OpenAI), /openai/... (Azure OpenAI), /v1/messages (Anthropic), /v1beta/... (Gemini) and /api/... (Ollama)")
 			return
 		}
 		p, ok := proxies[name]

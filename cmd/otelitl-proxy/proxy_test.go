@@ -147,6 +147,7 @@ func TestRoute(t *testing.T) {
 		"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
 		"/v1beta/models/gemini-2.0-flash:streamGenerateContent": "gemini", "/v1/models/gemini-pro:generateContent": "gemini",
 		"/api/chat": "ollama", "/api/generate": "ollama", "/api/tags": "ollama",
+		"/openai/deployments/d/chat/completions": "openai", "/openai/v1/responses": "openai",
 		"/": "", "/favicon.ico": "",
 	} {
 		if got := route(path, nil); got != want {
