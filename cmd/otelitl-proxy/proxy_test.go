@@ -67,11 +67,7 @@ func TestParseConfig(t *testing.T) {
 // An error names the setting as the user gave it: the environment variable when the value came
 // from there, the flag when it was on the command line (which wins over the variable).
 func TestErrorNamesTheSettingGiven(t *testing.T) {
-	for _, tc := range []struct {
-		env  map[string]string
-		args []string
-		want []string // in the error; none: accepted
-	}{
+	checkConfigs(t, []configCase{
 		{map[string]string{"OTELITL_PROXY_OPENAI": "ftp://x"}, nil, []string{`OTELITL_PROXY_OPENAI="ftp://x": want the API's base URL`}},
 		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h:8000/v1"}, nil, []string{`OTELITL_PROXY_OPENAI="http://h:8000/v1": drop the trailing /v1, as in OTELITL_PROXY_OPENAI=http://h:8000:`}},
 		{map[string]string{"OTELITL_PROXY_OLLAMA": "127.0.0.1:11434"}, nil, []string{`OTELITL_PROXY_OLLAMA="127.0.0.1:11434"`}},
@@ -80,17 +76,7 @@ func TestErrorNamesTheSettingGiven(t *testing.T) {
 		{nil, []string{"-tls-key", "k.pem", "-openai", "http://h"}, []string{"-tls-key is set without -tls-cert (or OTELITL_PROXY_TLS_CERT)"}},
 		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h"}, []string{"-openai", "ftp://x"}, []string{`-openai "ftp://x": want the API's base URL`}},
 		{map[string]string{"OTELITL_PROXY_OPENAI": "ftp://x"}, []string{"-openai", "http://h"}, nil},
-	} {
-		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
-		if len(tc.want) == 0 && err != nil {
-			t.Errorf("env %v, args %v: %v, want it accepted", tc.env, tc.args, err)
-		}
-		for _, w := range tc.want {
-			if err == nil || !strings.Contains(err.Error(), w) {
-				t.Errorf("env %v, args %v: error %v, want one with %q", tc.env, tc.args, err, w)
-			}
-		}
-	}
+	})
 }
 
 // An upstream that ends in the version prefix the clients' paths begin with (the base URL as the
@@ -561,11 +547,7 @@ func TestOneContinue(t *testing.T) {
 // path and query, and sent every request to <endpoint URL>/v1/chat/completions. A base path of the
 // upstream's own, or one that merely looks like an endpoint, is kept.
 func TestUpstreamEndpointURL(t *testing.T) {
-	for _, tc := range []struct {
-		env  map[string]string
-		args []string
-		want []string // in the error; none: accepted
-	}{
+	checkConfigs(t, []configCase{
 		{nil, []string{"-openai", "https://api.openai.com/v1/chat/completions"}, []string{`-openai "https://api.openai.com/v1/chat/completions": drop /v1/chat/completions, as in -openai https://api.openai.com: the proxy appends the client's own path and query, such as /v1/chat/completions`}},
 		{nil, []string{"-openai", "https://api.groq.com/openai/v1/chat/completions/"}, []string{"drop /v1/chat/completions, as in -openai https://api.groq.com/openai:"}},
 		{nil, []string{"-openai", "http://127.0.0.1:8000/v1/completions"}, []string{"as in -openai http://127.0.0.1:8000:"}},
@@ -589,20 +571,7 @@ func TestUpstreamEndpointURL(t *testing.T) {
 		{nil, []string{"-openai", "https://gw.example/completions-api"}, nil},
 		{nil, []string{"-anthropic", "https://gw.example/messaging"}, nil},
 		{nil, []string{"-ollama", "http://gw.example/ollama"}, nil},
-	} {
-		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
-		if len(tc.want) == 0 && err != nil {
-			t.Errorf("%v %v: %v, want it accepted", tc.env, tc.args, err)
-		}
-		for _, w := range tc.want {
-			if err == nil || !strings.Contains(err.Error(), w) {
-				t.Errorf("%v %v: error %v, want one with %q", tc.env, tc.args, err, w)
-			}
-		}
-		if err != nil && strings.Contains(err.Error(), "s3cret") {
-			t.Errorf("%v: the error shows the password: %v", tc.args, err)
-		}
-	}
+	})
 }
 
 // TestModelAfterLongPrompt: a client that writes its prompt before the model (openai-python and
@@ -654,6 +623,34 @@ func TestModelAfterLongPrompt(t *testing.T) {
 		}
 		if v != want {
 			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+}
+
+// configCase is a configuration given as variables and flags, and what its error must say.
+type configCase struct {
+	env  map[string]string
+	args []string
+	want []string // in the error; none: accepted
+}
+
+// checkConfigs parses each case's configuration: with want, the error must hold every string of
+// it; without, the configuration must be accepted. No error may show the password s3cret that
+// some cases' URLs carry.
+func checkConfigs(t *testing.T, cases []configCase) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if len(tc.want) == 0 && err != nil {
+			t.Errorf("env %v, args %v: %v, want it accepted", tc.env, tc.args, err)
+		}
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("env %v, args %v: error %v, want one with %q", tc.env, tc.args, err, w)
+			}
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("env %v, args %v: the error shows the password: %v", tc.env, tc.args, err)
 		}
 	}
 }
