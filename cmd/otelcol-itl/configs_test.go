@@ -250,9 +250,10 @@ func TestExportersBoundRequests(t *testing.T) {
 // sending queues on disk (file_storage), so that a restart or a kill during an outage loses
 // nothing; before, agent.yaml's was in memory and lost every span queued. A queue on disk retries
 // until the backend is back (a time limit dropped what the disk held: agent.yaml's 5-minute
-// default), holds at least the largest message the receivers take when bounded in bytes (a larger
-// request is refused every time), and no two configs default to one directory, so that an agent
-// beside a gateway shares no queue file with it.
+// default), is bounded in bytes (a bound in requests bounds no size: gateway.yaml's 5,000 requests
+// of up to 32 MiB each), holds at least the largest message the receivers take (a larger request is
+// refused every time), and no two configs default to one directory, so that an agent beside a
+// gateway shares no queue file with it.
 func TestQueuesOnDisk(t *testing.T) {
 	tiers := map[string]bool{"agent.yaml": false, "gateway.yaml": false} // whether each has a queue on disk
 	dirs := map[string]string{}                                          // file_storage default directory -> config
@@ -285,6 +286,16 @@ func TestQueuesOnDisk(t *testing.T) {
 			}
 			if get(e, "retry_on_failure", "enabled") != true || str(get(e, "retry_on_failure", "max_elapsed_time")) != "0" {
 				t.Errorf("%s: %s: a queue on disk with retry_on_failure %v; want enabled with max_elapsed_time: 0, or a request is dropped while the disk could hold it", c.path, id, get(e, "retry_on_failure"))
+			}
+			// A queue on disk takes each request as the receiver took it, up to the largest
+			// message, before the batcher cuts it: a bound in requests (the default sizer) or in
+			// items (spans) bounds no size on disk; gateway.yaml's 5,000 requests could weigh
+			// 156 GiB.
+			if sizer := str(get(q, "sizer")); sizer != "bytes" {
+				if sizer == "" {
+					sizer = "requests, the default"
+				}
+				t.Errorf("%s: %s: a queue on disk with sizer %s; want sizer: bytes, or queue_size bounds no size on the disk (a request may be %d bytes)", c.path, id, sizer, largest)
 			}
 			if str(get(q, "sizer")) == "bytes" && number(get(q, "queue_size")) < largest {
 				t.Errorf("%s: %s: sending_queue.queue_size %v bytes is below the %d bytes a receiver takes in one message, which the queue would refuse every time", c.path, id, get(q, "queue_size"), largest)
