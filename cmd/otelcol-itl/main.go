@@ -15,8 +15,11 @@
 // without http://: addresses), and a TLS file that cannot be read or does not hold what its key
 // needs (a CA file that is not a PEM certificate, a certificate and a key that are not a pair) or
 // a queue directory that cannot be written (settingFiles), which the collector would find only as
-// the component started, or at its first send. print-config, redacted (its default mode), writes a
-// URL's password as xxxxx too (urlPasswords), which the collector's own printed as it was.
+// the component started, or at its first send. A queue directory another process holds (a second
+// collector on one ITL_QUEUE_DIR), which the collector reports as a bare "timeout" of the
+// exporter, is explained with the directory and its variable (queueStores). print-config,
+// redacted (its default mode), writes a URL's password as xxxxx too (urlPasswords), which the
+// collector's own printed as it was.
 package main
 
 import (
@@ -43,14 +46,14 @@ const Version = "0.1.0"
 
 // Settings returns the collector settings of the distribution.
 func Settings() otelcol.CollectorSettings {
-	set, _ := settings()
+	set, _, _ := settings()
 	return set
 }
 
-// settings returns the collector settings and what their document providers note of the
-// variables each key is set from, for the errors main prints.
-func settings() (otelcol.CollectorSettings, *envSources) {
-	sources := &envSources{}
+// settings returns the collector settings, what their document providers note of the variables
+// each key is set from, and where the exporters' queues on disk are, for the errors main prints.
+func settings() (otelcol.CollectorSettings, *envSources, *queueStores) {
+	sources, queues := &envSources{}, &queueStores{}
 	// The env provider with its converter: a config missing several required variables fails
 	// naming them all, not one a start.
 	env, missing := requiredenvprovider.NewFactories()
@@ -68,15 +71,15 @@ func settings() (otelcol.CollectorSettings, *envSources) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), authenticators()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), authenticators(), queues.converter()},
 				DefaultScheme:      "env",
 			},
 		},
-	}, sources
+	}, sources, queues
 }
 
 func main() {
-	set, sources := settings()
+	set, sources, queues := settings()
 	sub := invoked(os.Args[1:])
 	validate := sub != nil && sub.Name() == "validate"
 	if validate {
@@ -91,6 +94,12 @@ func main() {
 	cmd.SilenceErrors = true
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", tidy(err.Error()))
+		// A queue's file locked by another process: the note names the directory's key, for
+		// explain to name the variable that set it.
+		if note := queues.lockHeld(err); note != "" {
+			fmt.Fprintln(os.Stderr, note)
+			err = fmt.Errorf("%w\n%s", err, note)
+		}
 		if hint := sources.explain(err); hint != "" {
 			fmt.Fprintln(os.Stderr, hint)
 		}
