@@ -252,6 +252,15 @@
 // "timeout" when its deadline passes; for [NewHandler], "panic" when the wrapped handler panics (the panic goes on to the
 // server).
 //
+// An error event names the generation wherever it comes, before its protocol's end marker or after
+// it (an Anthropic error after message_stop, a Responses error after response.completed, a Chat
+// Completions error after a finish reason): the SDKs hand the application that error, and the
+// first error names the generation whatever follows it, as the SDK wrappers name it. Nothing after
+// a Chat Completions or Completions stream's [DONE] is read, though: every SDK stops reading there
+// (openai-go, go-openai, OpenAI's Python SDK), so an error event, a chunk or usage after it
+// reaches no application, and would have reached the span only when the bytes were read (read to
+// the end of the body, by the proxy or the handler, or arriving with [DONE]).
+//
 // An event with "error": null names no error, nor does an error member in an event whose type names
 // something else (a Responses delta); openai-go ends its stream at either (its Next returns false,
 // its Err is an *ssestream.StreamError) and closes the body: through this transport that is

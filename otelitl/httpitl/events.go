@@ -202,6 +202,12 @@ func (o *observer) event(name, data []byte, overflow bool) {
 		return // too large to read: its bytes went by unread
 	}
 	if o.c.proto == protoChat || o.c.proto == protoCompletions {
+		if o.ended && o.streaming {
+			// After [DONE] (a streamed reply is ended by nothing else): every SDK stops reading
+			// there (openai-go, go-openai, OpenAI's Python SDK), so nothing after it, an error
+			// event, a chunk or usage, reaches the application, nor the span.
+			return
+		}
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			o.ended = true
 			return

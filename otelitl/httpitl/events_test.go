@@ -572,3 +572,29 @@ func TestChatStopReason(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingAfterDone: in a Chat Completions or Completions stream nothing after [DONE] is read
+// (an error event, a chunk, usage, a finish reason), by the scanner or the reference: every SDK
+// stops reading at [DONE], so neither the application nor the SDK wrappers see it. Before, an
+// error event after [DONE] named the generation, and chunks and usage after it counted, when the
+// bytes were read. An error before [DONE] still names it.
+func TestNothingAfterDone(t *testing.T) {
+	for _, p := range []protocol{protoChat, protoCompletions} {
+		chunk := []byte(`{"id":"c","choices":[{"index":0,"delta":{"content":"a"},"text":"a","finish_reason":null}]}`)
+		finish := []byte(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		errEv := []byte(`{"error":{"message":"m","type":"server_error","code":"overloaded"}}`)
+		usage := []byte(`{"id":"c","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":99}}`)
+		late := []byte(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`)
+		done := []byte(`[DONE]`)
+		scan, ref, _ := readBoth(p, true, chunk, finish, done, errEv, chunk, usage, late)
+		for name, o := range map[string]outcome{"scanner": scan, "reference": ref} {
+			if o.errType != "" || !o.ended || o.rec.chunks != 1 || o.rec.out != -1 || len(o.rec.reasons) != 1 {
+				t.Errorf("protocol %d, %s: %v; want no error, 1 chunk, no usage, one finish reason", p, name, o)
+			}
+		}
+		scan, ref, _ = readBoth(p, true, chunk, finish, errEv, done)
+		if scan.errType != "overloaded" || ref.errType != "overloaded" {
+			t.Errorf("protocol %d, an error before [DONE]: scanner %q, reference %q, want overloaded", p, scan.errType, ref.errType)
+		}
+	}
+}
