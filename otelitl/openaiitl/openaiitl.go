@@ -33,13 +33,19 @@
 // events, with "code": null, are named by their type, such as "server_error". vLLM's older error
 // event, a chunk that is itself the error ({"object": "error", "code": 400, ...}), which the SDK
 // passes on to the application as a chunk, is named by its code, else its type, when that is a
-// code, else "stream_error"; the first error names the span, whatever follows it (a finish reason,
-// [DONE], the stream closed). A Responses API error event (type "error") is named by its own code,
+// code, else "stream_error". A Responses API error event (type "error") is named by its own code,
 // else by its error object (nested, as OpenAI sends it), else "stream_error"; a response.failed by
 // its error's code, else "response_failed". openai-go also ends the stream, and fails it, at
 // "error": null, and at an error member in an event of any type (a Responses delta), which httpitl
 // takes for no error: that is "stream_error" here (or the error's name), and "cancelled" for
 // httpitl's transport under openai-go, which closes the body there.
+//
+// An error in the stream names the span wherever it comes, after the reply's end marker (a
+// finish reason, response.completed) too: the server failed the call, and openai-go hands the
+// application the error (or the error chunk, or the error event). Of several errors the first
+// names the span, whatever follows it (another error, a finish reason, response.completed, the
+// stream cut, closed or its context cancelled), as in httpitl. What comes after [DONE] is no part
+// of the stream: openai-go stops reading there, and httpitl reads nothing after it either.
 //
 // A stream that ends cleanly without its protocol's end marker (a Chat Completions choice's
 // finish_reason; a Responses API response.completed, response.incomplete or response.failed) was
@@ -55,7 +61,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -158,15 +163,12 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 type chatIterator struct {
 	inner *ssestream.Stream[openai.ChatCompletionChunk]
 	s     wrap.Stream
-	err   atomic.Pointer[error] // an error chunk; Close may read it during a Next
 }
 
 func (it *chatIterator) Next() bool {
 	if !it.inner.Next() {
 		err := chatStreamErr(it.inner.Err())
-		if e := it.err.Load(); err == nil && e != nil {
-			err = *e
-		}
+		failStreamError(&it.s, err)
 		it.s.Done(err)
 		return false
 	}
@@ -174,16 +176,23 @@ func (it *chatIterator) Next() bool {
 	if c.Object == "error" {
 		// vLLM's older in-stream error, {"object":"error",...}: the SDK passes it on as a chunk. The
 		// first error names the generation, as in httpitl, whatever follows it.
-		if it.err.Load() == nil {
-			err := error(&wrap.TypedError{Err: errChunk, Type: objectErrorType(c.RawJSON())})
-			it.err.Store(&err)
-		}
+		it.s.Fail(&wrap.TypedError{Err: errChunk, Type: objectErrorType(c.RawJSON())})
 		return true
 	}
-	if ObserveChatChunk(it.s.G, c) && it.err.Load() == nil {
+	if ObserveChatChunk(it.s.G, c) {
 		it.s.MarkFinished()
 	}
 	return true
+}
+
+// failStreamError records an error event the SDK ended the stream with (an *ssestream.StreamError)
+// as the provider's error (wrap.Stream.Fail): it names the generation even after the reply's end
+// marker, as httpitl names it; the SDK's other errors (a connection cut, a context's end) do not.
+func failStreamError(s *wrap.Stream, err error) {
+	var sErr *ssestream.StreamError
+	if errors.As(err, &sErr) {
+		s.Fail(err)
+	}
 }
 
 // errChunk is the error of a chunk that is itself the error ({"object":"error",...}).
@@ -204,13 +213,10 @@ func (it *chatIterator) Current() openai.ChatCompletionChunk { return it.inner.C
 func (it *chatIterator) Err() error                          { return it.inner.Err() }
 
 // Close closes the stream; it may run while another goroutine calls Next, so it reads nothing the
-// stream's Next writes but the error chunk it stores (a request that failed ended the generation
-// when the stream was made).
+// stream's Next writes (wrap.Stream's state is atomic; a request that failed ended the generation
+// when the stream was made). An error the stream reported names the generation (wrap.Stream.Fail).
 func (it *chatIterator) Close() error {
 	err := it.inner.Close()
-	if e := it.err.Load(); e != nil {
-		it.s.Done(*e)
-	}
 	it.s.Closed()
 	return err
 }
@@ -282,22 +288,19 @@ func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc 
 type responseIterator struct {
 	inner *ssestream.Stream[responses.ResponseStreamEventUnion]
 	s     wrap.Stream
-	err   atomic.Pointer[error] // a response.failed or error event; Close may read it during a Next
 }
 
 func (it *responseIterator) Next() bool {
 	if !it.inner.Next() {
 		err := responseStreamErr(it.inner.Err())
-		if e := it.err.Load(); err == nil && e != nil {
-			err = *e // else nil too: Done tells a completed response from a cut-off one
-		}
-		it.s.Done(err)
+		failStreamError(&it.s, err)
+		it.s.Done(err) // nil at the end of the body: Done tells a completed response from a cut-off one
 		return false
 	}
 	finished, err := ObserveResponseEvent(it.s.G, it.inner.Current())
-	if err != nil {
-		it.err.Store(&err)
-	}
+	// A response.failed or error event: the first error names the generation, as in httpitl,
+	// whatever follows it (another error, response.completed).
+	it.s.Fail(err)
 	if finished {
 		it.s.MarkFinished()
 	}
@@ -310,9 +313,6 @@ func (it *responseIterator) Err() error                                  { retur
 // Close closes the stream; it may run while another goroutine calls Next (see chatIterator.Close).
 func (it *responseIterator) Close() error {
 	err := it.inner.Close()
-	if e := it.err.Load(); e != nil {
-		it.s.Done(*e)
-	}
 	it.s.Closed()
 	return err
 }

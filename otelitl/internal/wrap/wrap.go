@@ -151,14 +151,15 @@ type incomplete struct{}
 func (incomplete) Error() string     { return "otelitl: stream ended without its end marker" }
 func (incomplete) ErrorType() string { return itlconv.ErrorTypeIncompleteStream }
 
-// Stream tracks the end of one wrapped stream: the generation ends exactly once, with the stream's
-// error (named incomplete_stream when the connection failed under it), with nil after a finished
-// reply, with ErrIncomplete when the stream ended cleanly before
-// the reply finished, or with ErrClosedEarly when the application closes the stream before the
-// reply finished.
+// Stream tracks the end of one wrapped stream: the generation ends exactly once, with the first
+// error the provider reported in the stream (Fail) whatever came before or after it, else with the
+// stream's error (named incomplete_stream when the connection failed under it), with nil after a
+// finished reply, with ErrIncomplete when the stream ended cleanly before the reply finished, or
+// with ErrClosedEarly when the application closes the stream before the reply finished.
 type Stream struct {
 	G        *otelitl.Generation
 	finished atomic.Bool // the provider sent its protocol's end marker (finish reason, message_stop, ...)
+	failed   atomic.Pointer[error]
 	stop     atomic.Pointer[func() bool]
 }
 
@@ -175,15 +176,30 @@ func (s *Stream) Watch(ctx context.Context) {
 	s.stop.Store(&stop)
 }
 
-// end ends the generation with err, or without error once the reply finished: what fails after
-// the reply's end marker (a context cancelled, a connection cut, the stream closed before the last
-// bytes were read) is no failure of the reply, as httpitl has it, and whichever of them came first
-// must not decide the span.
+// end ends the generation with the error the provider reported (Fail), else with err, or without
+// error once the reply finished: what fails after the reply's end marker (a context cancelled, a
+// connection cut, the stream closed before the last bytes were read) is no failure of the reply,
+// as httpitl has it, and whichever of them came first must not decide the span.
 func (s *Stream) end(err error) {
-	if s.finished.Load() {
+	if f := s.failed.Load(); f != nil {
+		err = *f
+	} else if s.finished.Load() {
 		err = nil
 	}
 	s.G.End(err)
+}
+
+// Fail records an error the provider reported inside the stream (an error event, a failed
+// response); the first one names the generation however the stream then ends: at its end marker
+// or without it, cut, cancelled or closed. That is httpitl's rule: an error event says the
+// provider failed the call, which no end marker before it undoes (a server that sent a finish
+// reason and then an error did not complete the call: the SDK hands the application the error),
+// and the first error is the cause of any that follow. Safe to call while another goroutine closes
+// the stream.
+func (s *Stream) Fail(err error) {
+	if err != nil {
+		s.failed.CompareAndSwap(nil, &err)
+	}
 }
 
 // unwatch stops Watch's callback: the stream ended first.
@@ -202,7 +218,8 @@ func (s *Stream) Finished() bool { return s.finished.Load() }
 
 // Done ends the generation when the stream reports its end, err being the stream's error: nil at a
 // clean end of stream, which ends it with ErrIncomplete unless MarkFinished was called. After
-// MarkFinished, it ends without error whatever err is.
+// MarkFinished, it ends without error whatever err is, unless Fail was called: an error the
+// provider reported (pass it to Fail first) ends it whatever err is.
 func (s *Stream) Done(err error) {
 	s.unwatch()
 	switch {
