@@ -30,7 +30,9 @@
 // deadline), and one whose body ended cleanly before message_stop with "incomplete_stream".
 //
 // API errors carry their HTTP status code as error.type, and error events their error type (such as
-// "overloaded_error"). A request that got no response (the SDK's *url.Error, after its retries) is
+// "overloaded_error"), after message_stop too: the SDK reads on past message_stop and hands the
+// application the error, as httpitl names it. Of several error events the first names the span,
+// as in httpitl. A request that got no response (the SDK's *url.Error, after its retries) is
 // named as httpitl's transport names it: "connection_refused", "dns_error", "timeout", "tls_error",
 // else "connection_error". The span's status description is that error.type, never an error message,
 // which may quote the provider's reply. The application sees exactly the stream, events and errors
@@ -115,7 +117,7 @@ type observer struct {
 	mu      sync.Mutex
 	s       wrap.Stream
 	partial []byte // the start of a line whose end has not arrived yet
-	err     error  // an error event
+	failed  bool   // an error event came: the generation ends with the first (wrap.Stream.Fail)
 }
 
 type event struct {
@@ -212,7 +214,10 @@ func (o *observer) line(line []byte) {
 	case "message_stop":
 		o.s.MarkFinished()
 	case "error":
-		o.err = &StreamError{Type: ev.Error.Type, Message: ev.Error.Message}
+		// The first error event names the generation whatever came before it (message_stop: the
+		// SDK reads on and hands the application the error) or follows it, as in httpitl.
+		o.s.Fail(&StreamError{Type: ev.Error.Type, Message: ev.Error.Message})
+		o.failed = true
 	}
 }
 
@@ -229,18 +234,14 @@ func (b *body) Read(p []byte) (int, error) {
 	defer o.mu.Unlock()
 	o.feed(p[:n])
 	switch {
-	case o.err != nil:
-		o.s.Done(o.err)
+	case o.failed:
+		o.s.Done(nil) // ends with the error event (Fail)
 	case err == io.EOF:
 		if len(o.partial) > 0 {
 			o.line(o.partial)
 			o.partial = o.partial[:0]
 		}
-		if o.err != nil {
-			o.s.Done(o.err)
-		} else {
-			o.s.Done(nil) // incomplete_stream unless message_stop came
-		}
+		o.s.Done(nil) // the error event if the last line was one, else incomplete_stream unless message_stop came
 	case err != nil:
 		o.s.Done(err)
 	}
