@@ -32,7 +32,10 @@
 // digits, '_', '-' or '.'), else "stream_error" (neither, free text or a code too long); OpenAI's
 // own error events, with "code": null, are named by their type, such as "server_error". An error
 // event that go-openai cannot decode (an error that is no object) reaches Recv as the error of
-// decoding nothing, a *json.SyntaxError at offset 0, which is "stream_error" too.
+// decoding nothing, a *json.SyntaxError at offset 0, which is "stream_error" too. An error event
+// names the span after a finish reason too: Recv returns it to the application, and httpitl names
+// it. What comes after [DONE] is no part of the stream: go-openai stops reading there, and httpitl
+// reads nothing after it either.
 //
 // Where go-openai keeps from the application what httpitl reads, the names differ from httpitl's.
 // An error named by its status alone, an error without a string message or whose type is no string,
@@ -120,7 +123,13 @@ func (s *ChatCompletionStream) Recv() (openai.ChatCompletionStreamResponse, erro
 	case errors.Is(err, io.EOF):
 		s.s.Done(nil)
 	case err != nil:
-		s.s.Done(recvErr(err))
+		err, event := recvErr(err)
+		if event {
+			// An error event: it names the generation after a finish reason too (go-openai hands
+			// it to the application), as in httpitl.
+			s.s.Fail(err)
+		}
+		s.s.Done(err)
 	default:
 		if Observe(s.s.G, resp) {
 			s.s.MarkFinished()
@@ -207,15 +216,17 @@ func code(c any) string {
 	return ""
 }
 
-// recvErr names an error Recv returned: as apiErr does, and an error event go-openai could not
-// decode "stream_error". For such an event the SDK's stream reader returns no bytes and no error,
-// and Recv fails decoding them with a *json.SyntaxError at offset 0 (after reading nothing). Data
-// that is not JSON fails at a later offset; only a data line with no data at all fails the same
-// way, and is named "stream_error" too.
-func recvErr(err error) error {
+// recvErr names an error Recv returned, and reports whether it is an error event the server sent
+// in the stream: an APIError without a status, named as apiErr names it, or an error event
+// go-openai could not decode, "stream_error". For such an event the SDK's stream reader returns no
+// bytes and no error, and Recv fails decoding them with a *json.SyntaxError at offset 0 (after
+// reading nothing). Data that is not JSON fails at a later offset; only a data line with no data
+// at all fails the same way, and is taken for an error event too.
+func recvErr(err error) (error, bool) {
 	var se *json.SyntaxError
 	if errors.As(err, &se) && se.Offset == 0 {
-		return &wrap.TypedError{Err: err, Type: itlconv.ErrorTypeStreamError}
+		return &wrap.TypedError{Err: err, Type: itlconv.ErrorTypeStreamError}, true
 	}
-	return apiErr(err)
+	var ae *openai.APIError
+	return apiErr(err), errors.As(err, &ae) && ae.HTTPStatusCode == 0
 }
