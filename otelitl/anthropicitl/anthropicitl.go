@@ -23,7 +23,10 @@
 // the SDK would have.
 //
 // Chunks are read off the response body as the SDK's decoder pulls it, so their times are the
-// arrivals the application sees. ping events, message_start, signature and citation deltas do not
+// arrivals the application sees. Events are read by the SSE rules, as the SDK (and httpitl) read
+// them: an event counts when the blank line after it arrives, its data lines joined, and one the
+// body ends before that never reached the application (a message_stop cut so leaves the stream
+// "incomplete_stream"). ping events, message_start, signature and citation deltas do not
 // count. The generation ends when the stream's body ends or fails, when the stream is closed, or
 // when the call's context ends while the application no longer reads: a stream closed (or a
 // context cancelled) before message_stop is recorded with error.type "cancelled" ("timeout" for a
@@ -117,6 +120,7 @@ type observer struct {
 	mu      sync.Mutex
 	s       wrap.Stream
 	partial []byte // the start of a line whose end has not arrived yet
+	data    []byte // the data lines of the event not yet dispatched, joined with '\n'
 	failed  bool   // an error event came: the generation ends with the first (wrap.Stream.Fail)
 }
 
@@ -163,8 +167,6 @@ func (u usage) recordInput(g *otelitl.Generation) {
 	}
 }
 
-var dataPrefix = []byte("data:")
-
 // feed takes the bytes just read and handles every line they complete.
 func (o *observer) feed(p []byte) {
 	for len(p) > 0 {
@@ -184,11 +186,31 @@ func (o *observer) feed(p []byte) {
 	}
 }
 
+// line reads one line of the stream as the SDK's decoder does (the SSE rules): a blank line
+// dispatches the event whose data lines came before it, joined with '\n'; an event the body ends
+// before dispatching never reaches the application, nor the span. Only data lines matter: event
+// names repeat the data's type, comments and ids say nothing here.
 func (o *observer) line(line []byte) {
-	data, ok := bytes.CutPrefix(line, dataPrefix)
-	if !ok {
-		return // event names repeat the data's type; comments and ids say nothing here
+	if len(line) == 0 {
+		if len(o.data) > 0 {
+			o.event(o.data)
+		}
+		o.data = o.data[:0]
+		return
 	}
+	name, value, _ := bytes.Cut(line, []byte(":"))
+	if string(name) != "data" {
+		return
+	}
+	value = bytes.TrimPrefix(value, []byte(" "))
+	if len(o.data) > 0 {
+		o.data = append(o.data, '\n')
+	}
+	o.data = append(o.data, value...)
+}
+
+// event reads one event's data.
+func (o *observer) event(data []byte) {
 	var ev event
 	if json.Unmarshal(bytes.TrimSpace(data), &ev) != nil {
 		return // the SDK reports what it cannot decode
@@ -237,11 +259,9 @@ func (b *body) Read(p []byte) (int, error) {
 	case o.failed:
 		o.s.Done(nil) // ends with the error event (Fail)
 	case err == io.EOF:
-		if len(o.partial) > 0 {
-			o.line(o.partial)
-			o.partial = o.partial[:0]
-		}
-		o.s.Done(nil) // the error event if the last line was one, else incomplete_stream unless message_stop came
+		// An event the body ends before dispatching (its blank line, or its line's end, not come)
+		// is dropped, as the SDK drops it.
+		o.s.Done(nil) // incomplete_stream unless message_stop came
 	case err != nil:
 		o.s.Done(err)
 	}

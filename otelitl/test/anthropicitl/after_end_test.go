@@ -17,12 +17,12 @@ import (
 
 // errorTypes reads the server's stream with anthropic-sdk-go twice, through httpitl's transport
 // and through the wrapper, checks that the application sees the same from both, and returns the
-// error.type each recorded. The application closes the stream, as it should.
-func errorTypes(t *testing.T, srv *wraptest.Server) (viaTransport, wrapped string) {
+// error.type each recorded, for the server at url. The application closes the stream, as it should.
+func errorTypes(t *testing.T, url string) (viaTransport, wrapped string) {
 	t.Helper()
 	in, exp := wraptest.Tracing(t)
 	hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
-	plain := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
+	plain := anthropic.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
 	s := plain.Messages.NewStreaming(context.Background(), params)
 	plainN, plainErr := drain(s)
 	_ = s.Close()
@@ -30,7 +30,7 @@ func errorTypes(t *testing.T, srv *wraptest.Server) (viaTransport, wrapped strin
 	viaTransport = a["error.type"].AsString()
 
 	in, exp = wraptest.Tracing(t)
-	c := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	c := anthropic.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0))
 	s = anthropicitl.NewStreaming(context.Background(), in, &c.Messages, params)
 	n, err := drain(s)
 	_ = s.Close()
@@ -65,7 +65,7 @@ func TestErrorAfterMessageStopLikeHTTPITL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := wraptest.NewServer(t, tc.events, time.Millisecond)
-			viaTransport, wrapped := errorTypes(t, srv)
+			viaTransport, wrapped := errorTypes(t, srv.URL)
 			if viaTransport != tc.want {
 				t.Errorf("httpitl recorded error.type %q, want %q", viaTransport, tc.want)
 			}

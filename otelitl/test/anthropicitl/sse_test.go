@@ -1,0 +1,61 @@
+package anthropicitl_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/otelitl/itl/itlconv"
+)
+
+// rawServer answers every request with body as an SSE stream, written as it is.
+func rawServer(t *testing.T, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// sse writes events as a server does: "event:" and "data:" lines, a blank line after each.
+func sse(n int) string {
+	var b strings.Builder
+	for _, e := range events[:n] {
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", e.Name, e.Data)
+	}
+	return b.String()
+}
+
+// TestEventsAsTheSDKReadsThem: the wrapper reads the stream's events as anthropic-sdk-go (and
+// httpitl) read them, by the SSE rules: an event counts once the blank line after it dispatches it,
+// and its data lines are joined. A body that ends after message_stop's data line, before the blank
+// line that would dispatch it, never gave the application message_stop (the SDK drops an event
+// not dispatched at the end of the body): the reply was cut off, "incomplete_stream", as httpitl
+// names it. An event whose JSON is split over two data lines is one event: an error event so sent
+// names the generation. The wrapper read each data line as an event of its own as soon as its line
+// ended: it took the undispatched message_stop for the reply's end (no error), and read the split
+// error event as two halves of no JSON (no error, "incomplete_stream").
+func TestEventsAsTheSDKReadsThem(t *testing.T) {
+	stop := events[len(events)-1]
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"message_stop not dispatched", sse(len(events)-1) + "event: message_stop\ndata: " + stop.Data + "\n", itlconv.ErrorTypeIncompleteStream},
+		{"message_stop's line not ended", sse(len(events)-1) + "event: message_stop\ndata: " + stop.Data, itlconv.ErrorTypeIncompleteStream},
+		{"an error event on two data lines", sse(7) + "event: error\ndata: {\"type\":\"error\",\ndata: \"error\":{\"type\":\"overloaded_error\",\"message\":\"m\"}}\n\n", "overloaded_error"},
+		{"whole", sse(len(events)), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			viaTransport, wrapped := errorTypes(t, rawServer(t, tc.body))
+			if viaTransport != tc.want {
+				t.Errorf("httpitl recorded error.type %q, want %q", viaTransport, tc.want)
+			}
+			if wrapped != tc.want {
+				t.Errorf("anthropicitl recorded error.type %q, want %q (httpitl %q)", wrapped, tc.want, viaTransport)
+			}
+		})
+	}
+}
