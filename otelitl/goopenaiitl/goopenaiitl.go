@@ -1,6 +1,11 @@
 // Package goopenaiitl records the rhythm of streamed replies from github.com/sashabaranov/go-openai
 // with otelitl: one generation span per chat completion stream, a chunk per response that carries
 // generated content (text, refusal, reasoning_content, tool-call or function-call arguments).
+// go-openai's delta has no field for "reasoning" (the reasoning text vLLM, Ollama and OpenRouter
+// stream under that name) nor for audio.transcript, and keeps no raw JSON, so chunks that carry
+// only those are not counted here, where httpitl and openaiitl count them: for such a server the
+// time to first chunk is that of the first content after the reasoning. Use httpitl's transport
+// under go-openai (openai.ClientConfig.HTTPClient) to count them.
 //
 // CreateChatCompletionStream returns a stream with the SDK stream's methods (Recv, Close, Header,
 // ...), so the reading loop does not change:
