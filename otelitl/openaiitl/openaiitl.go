@@ -18,7 +18,8 @@
 // call's context ends while the application no longer reads; a stream closed, or a context
 // cancelled, before the reply finished is recorded with error.type "cancelled" ("timeout" for a
 // deadline). Usage is recorded when
-// the server sends it: set stream_options.include_usage to get it from OpenAI.
+// the server sends it: set stream_options.include_usage to get it from OpenAI. A count the usage
+// leaves out (or sends as null) is recorded as none, as httpitl records it, not as openai-go's 0.
 //
 // # Errors
 //
@@ -233,7 +234,8 @@ func ObserveChatChunk(g *otelitl.Generation, c openai.ChatCompletionChunk) (fini
 		g.SetResponseModel(c.Model)
 	}
 	if c.JSON.Usage.Valid() {
-		g.SetUsage(int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens))
+		u := c.Usage
+		g.SetUsage(count(u.PromptTokens, u.JSON.PromptTokens.Valid()), count(u.CompletionTokens, u.JSON.CompletionTokens.Valid()))
 	}
 	content := false
 	for _, ch := range c.Choices {
@@ -381,6 +383,17 @@ func recordResponse(g *otelitl.Generation, r responses.Response) {
 		g.SetResponseModel(string(r.Model))
 	}
 	if r.JSON.Usage.Valid() {
-		g.SetUsage(int(r.Usage.InputTokens), int(r.Usage.OutputTokens))
+		u := r.Usage
+		g.SetUsage(count(u.InputTokens, u.JSON.InputTokens.Valid()), count(u.OutputTokens, u.JSON.OutputTokens.Valid()))
 	}
+}
+
+// count returns a token count the server sent, or -1 (unknown, recorded as nothing) for one it
+// left out or sent as null, which openai-go gives as 0: an unknown count is no zero, as httpitl
+// has it.
+func count(n int64, sent bool) int {
+	if !sent {
+		return -1
+	}
+	return int(n)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/internal/wraptest"
@@ -27,19 +28,25 @@ import (
 // returns the error.type each recorded.
 func bothWays(t *testing.T, srv *wraptest.Server, read func(c openai.Client, in *otelitl.Instrumentation) (int, error)) (viaTransport, wrapped string) {
 	t.Helper()
+	a, b := spansBothWays(t, srv, read)
+	return a[semconv.ErrorTypeKey].AsString(), b[semconv.ErrorTypeKey].AsString()
+}
+
+// spansBothWays is bothWays returning the attributes of each one's span.
+func spansBothWays(t *testing.T, srv *wraptest.Server, read func(c openai.Client, in *otelitl.Instrumentation) (int, error)) (viaTransport, wrapped map[attribute.Key]attribute.Value) {
+	t.Helper()
 	in, exp := wraptest.Tracing(t)
 	hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
 	plainN, plainErr := read(openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc)), nil)
-	_, a := wraptest.OneSpan(t, exp)
-	viaTransport = a[semconv.ErrorTypeKey].AsString()
+	_, viaTransport = wraptest.OneSpan(t, exp)
 
 	in, exp = wraptest.Tracing(t)
 	n, err := read(client(srv), in)
 	if n != plainN || fmt.Sprint(err) != fmt.Sprint(plainErr) {
 		t.Errorf("through the wrapper the application sees %d events and error %v, through the SDK alone %d and %v", n, err, plainN, plainErr)
 	}
-	_, a = wraptest.OneSpan(t, exp)
-	return viaTransport, a[semconv.ErrorTypeKey].AsString()
+	_, wrapped = wraptest.OneSpan(t, exp)
+	return viaTransport, wrapped
 }
 
 func readChat(c openai.Client, in *otelitl.Instrumentation) (int, error) {
