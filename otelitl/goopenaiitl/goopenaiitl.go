@@ -5,7 +5,8 @@
 // stream under that name) nor for audio.transcript, and keeps no raw JSON, so chunks that carry
 // only those are not counted here, where httpitl and openaiitl count them: for such a server the
 // time to first chunk is that of the first content after the reasoning. Use httpitl's transport
-// under go-openai (openai.ClientConfig.HTTPClient) to count them.
+// under go-openai (openai.ClientConfig.HTTPClient) to count them. Likewise go-openai decodes usage
+// counts into ints: a count the server leaves out is recorded as 0, where httpitl records none.
 //
 // CreateChatCompletionStream returns a stream with the SDK stream's methods (Recv, Close, Header,
 // ...), so the reading loop does not change:

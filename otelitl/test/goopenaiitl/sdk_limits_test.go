@@ -75,3 +75,27 @@ func TestChunksGoOpenAIDrops(t *testing.T) {
 		t.Errorf("the wrapper counted %d chunks, want 1 (the content: go-openai drops reasoning and audio)", got)
 	}
 }
+
+// TestUsagePartGoOpenAIFills pins a documented difference (the package doc): go-openai decodes a
+// usage object's counts into ints, so a count the server left out reaches the wrapper as 0, which
+// it records, where httpitl records none.
+func TestUsagePartGoOpenAIFills(t *testing.T) {
+	srv := wraptest.NewServer(t, []wraptest.Event{
+		events[2], finish("stop"),
+		{Data: `{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024","choices":[],"usage":{"prompt_tokens":7}}`},
+		{Data: `[DONE]`},
+	}, time.Millisecond)
+	viaTransport, wrapped := bothSpans(t, srv)
+	const out = attribute.Key("gen_ai.usage.output_tokens")
+	if v, ok := viaTransport[out]; ok {
+		t.Errorf("httpitl recorded %s %d, want none", out, v.AsInt64())
+	}
+	if v, ok := wrapped[out]; !ok || v.AsInt64() != 0 {
+		t.Errorf("the wrapper recorded %s %d (present %t), want go-openai's 0", out, v.AsInt64(), ok)
+	}
+	for who, a := range map[string]map[attribute.Key]attribute.Value{"httpitl": viaTransport, "the wrapper": wrapped} {
+		if got := a["gen_ai.usage.input_tokens"].AsInt64(); got != 7 {
+			t.Errorf("%s recorded gen_ai.usage.input_tokens %d, want 7", who, got)
+		}
+	}
+}
