@@ -140,9 +140,21 @@ type event struct {
 	} `json:"delta"`
 	Usage usage `json:"usage"`
 	Error struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
+		Type    wrap.ErrorCode `json:"type"` // a string or a number, as httpitl reads it
+		Message text           `json:"message"`
 	} `json:"error"`
+}
+
+// text is a JSON string; any other value leaves it empty, without an error: a message that is no
+// string must not keep the error event from being read (httpitl does not read it at all).
+type text string
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*t = text(s)
+	}
+	return nil
 }
 
 type usage struct {
@@ -238,7 +250,7 @@ func (o *observer) event(data []byte) {
 	case "error":
 		// The first error event names the generation whatever came before it (message_stop: the
 		// SDK reads on and hands the application the error) or follows it, as in httpitl.
-		o.s.Fail(&StreamError{Type: ev.Error.Type, Message: ev.Error.Message})
+		o.s.Fail(&StreamError{Type: string(ev.Error.Type), Message: string(ev.Error.Message)})
 		o.failed = true
 	}
 }

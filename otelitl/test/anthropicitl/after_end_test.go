@@ -75,3 +75,20 @@ func TestErrorAfterMessageStopLikeHTTPITL(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorTypeNumberLikeHTTPITL: an error event whose error type is written as a number is named
+// by it, as httpitl reads an error's type (a code: a string, or a number as written), whatever its
+// message. The wrapper could not decode the event and took it for none: the stream, which the SDK
+// ended at the error, was "incomplete_stream".
+func TestErrorTypeNumberLikeHTTPITL(t *testing.T) {
+	for _, data := range []string{
+		`{"type":"error","error":{"type":529,"message":"m"}}`,
+		`{"type":"error","error":{"type":529,"message":{"text":"m"}}}`, // nor does a message that is no string hide it
+	} {
+		srv := wraptest.NewServer(t, append(append([]wraptest.Event{}, events[:7]...), ev("error", data, false)), time.Millisecond)
+		viaTransport, wrapped := errorTypes(t, srv.URL)
+		if viaTransport != "529" || wrapped != "529" {
+			t.Errorf("%s: httpitl recorded error.type %q, anthropicitl %q; want 529", data, viaTransport, wrapped)
+		}
+	}
+}
