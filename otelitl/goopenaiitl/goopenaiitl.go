@@ -25,7 +25,12 @@
 // is recorded with error.type "cancelled" ("timeout" for a deadline). A stream that ends (io.EOF)
 // before any choice's finish_reason was cut off: its span ends with error.type "incomplete_stream"
 // (the SDK returns io.EOF alike for [DONE] and for the end of the body, so [DONE] alone does not
-// count). The span's status description is the error.type, never an error message, which may quote
+// count). A stream the SDK fails before the finish reason with an error of its own, at an event it
+// cannot decode (not JSON) or after more keep-alive lines than it takes between two events
+// (ErrTooManyEmptyStreamMessages), was cut off for an application that stops there:
+// "incomplete_stream", never the error's Go type, as httpitl names a Bedrock chunk the SDKs cannot
+// decode (httpitl's transport under go-openai sees the application close the body: "cancelled").
+// The span's status description is the error.type, never an error message, which may quote
 // the provider's reply. Recv, Close and the other methods return exactly what the SDK's do.
 //
 // # Errors

@@ -51,7 +51,12 @@
 // A stream that ends cleanly without its protocol's end marker (a Chat Completions choice's
 // finish_reason; a Responses API response.completed, response.incomplete or response.failed) was
 // cut off: its span ends with error.type "incomplete_stream". The SDK reports [DONE] and the end of
-// the body alike, so [DONE] alone does not count as the end marker. In every case the span's status
+// the body alike, so [DONE] alone does not count as the end marker. A stream the SDK ends with an
+// error of its own before the end marker, at an event it cannot decode (not JSON) or a line too
+// long for it, was cut off for the application too: "incomplete_stream", never the error's Go
+// type, as httpitl names a Bedrock chunk the SDKs cannot decode (httpitl's transport under
+// openai-go, which cannot tell that event from one the SDK read, sees the SDK close the body and
+// records "cancelled"). In every case the span's status
 // description is the error.type: no error message, which may quote the provider's reply, reaches
 // the span. The application sees exactly the stream, values and errors the SDK gives; only the span
 // records more.
@@ -153,8 +158,9 @@ func NewChatStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *ope
 	if err := inner.Err(); err != nil {
 		// The request failed: the generation ends with its error now, before the application's
 		// deferred cancel could end it as cancelled; one that got no response is named why
-		// (connection_refused, ...), not taken for a reply cut off.
-		it.s.Done(wrap.NoResponse(chatStreamErr(err)))
+		// (connection_refused, ...), not taken for a reply cut off (as the stream's Done would
+		// take an error it cannot name).
+		g.End(wrap.NoResponse(chatStreamErr(err)))
 	} else {
 		it.s.Watch(ctx)
 	}
@@ -279,8 +285,9 @@ func NewResponseStreaming(ctx context.Context, in *otelitl.Instrumentation, svc 
 	if err := inner.Err(); err != nil {
 		// The request failed: the generation ends with its error now, before the application's
 		// deferred cancel could end it as cancelled; one that got no response is named why
-		// (connection_refused, ...), not taken for a reply cut off.
-		it.s.Done(wrap.NoResponse(streamErr(err)))
+		// (connection_refused, ...), not taken for a reply cut off (as the stream's Done would
+		// take an error it cannot name).
+		g.End(wrap.NoResponse(streamErr(err)))
 	} else {
 		it.s.Watch(ctx)
 	}

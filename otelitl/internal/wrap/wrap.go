@@ -6,12 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
@@ -153,7 +151,7 @@ func (incomplete) ErrorType() string { return itlconv.ErrorTypeIncompleteStream 
 
 // Stream tracks the end of one wrapped stream: the generation ends exactly once, with the first
 // error the provider reported in the stream (Fail) whatever came before or after it, else with the
-// stream's error (named incomplete_stream when the connection failed under it), with nil after a
+// stream's error (named incomplete_stream when it cut the reply off: see cutOff), with nil after a
 // finished reply, with ErrIncomplete when the stream ended cleanly before the reply finished, or
 // with ErrClosedEarly when the application closes the stream before the reply finished.
 type Stream struct {
@@ -231,10 +229,14 @@ func (s *Stream) Done(err error) {
 	s.end(err)
 }
 
-// cutOff reports whether err is the connection failing under the stream (reset, closed, the body
-// cut short): the reply was cut off, which httpitl names incomplete_stream too, where the error's
-// Go type (*net.OpError) would split the series by a detail of the transport. A context's end, a
-// network timeout and an error that names its own type keep their names.
+// cutOff reports whether err, the error the SDK ended a stream with, cut the reply off: the
+// connection failing under the stream (reset, closed, the body cut short), or the SDK failing on
+// what it read (an event it cannot decode, a line too long for it, go-openai's limit of keep-alive
+// lines): the application got no more of the reply. httpitl names a body cut short so, and a
+// Bedrock chunk the SDKs cannot decode, where the error's Go type (*net.OpError,
+// *json.SyntaxError, *errors.errorString) would split the series by a detail of the library that
+// read the stream. A context's end, a network timeout and an error that names its own type keep
+// their names.
 func cutOff(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -244,10 +246,7 @@ func cutOff(err error) bool {
 		return false
 	}
 	var ne net.Error
-	if errors.As(err, &ne) {
-		return !ne.Timeout()
-	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return !errors.As(err, &ne) || !ne.Timeout()
 }
 
 // Closed ends the generation when the application closes the stream; a stream that already ended
