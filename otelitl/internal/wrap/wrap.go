@@ -156,8 +156,8 @@ func (incomplete) ErrorType() string { return itlconv.ErrorTypeIncompleteStream 
 // with ErrClosedEarly when the application closes the stream before the reply finished.
 type Stream struct {
 	G        *otelitl.Generation
-	finished atomic.Bool // the provider sent its protocol's end marker (finish reason, message_stop, ...)
-	failed   atomic.Pointer[error]
+	finished atomic.Bool           // the provider sent its protocol's end marker (finish reason, message_stop, ...)
+	failed   atomic.Pointer[error] // the first error the provider reported in the stream (Fail)
 	stop     atomic.Pointer[func() bool]
 }
 
