@@ -8,8 +8,8 @@
 // under go-openai (openai.ClientConfig.HTTPClient) to count them. Likewise go-openai decodes usage
 // counts into ints: a count the server leaves out is recorded as 0, where httpitl records none.
 //
-// CreateChatCompletionStream returns a stream with the SDK stream's methods (Recv, Close, Header,
-// ...), so the reading loop does not change:
+// CreateChatCompletionStream returns a stream with the SDK stream's methods (Recv, RecvRaw, Close,
+// Header, ...), so the reading loop does not change:
 //
 //	stream, err := goopenaiitl.CreateChatCompletionStream(ctx, in, client, req, goopenaiitl.WithBaseURL(cfg.BaseURL))
 //	if err != nil { ... }
@@ -130,23 +130,52 @@ func CreateChatCompletionStream(ctx context.Context, in *otelitl.Instrumentation
 // Recv returns the next response of the stream, recording it.
 func (s *ChatCompletionStream) Recv() (openai.ChatCompletionStreamResponse, error) {
 	resp, err := s.ChatCompletionStream.Recv()
+	if err != nil {
+		s.failed(err)
+	} else if Observe(s.s.G, resp) {
+		s.s.MarkFinished()
+	}
+	return resp, err
+}
+
+// RecvRaw returns the raw JSON of the next response of the stream, as the SDK's RecvRaw does,
+// recording the response as Recv records it (the SDK's RecvRaw, promoted through the embedded
+// stream, would bypass the span). Bytes that do not decode as a response, which Recv would return
+// as an error, record nothing; no bytes and no error is what go-openai gives for an error event it
+// cannot decode (or a data line with no data at all), where Recv fails: it names the generation
+// "stream_error", as Recv's error does, whatever follows.
+func (s *ChatCompletionStream) RecvRaw() ([]byte, error) {
+	raw, err := s.ChatCompletionStream.RecvRaw()
+	var resp openai.ChatCompletionStreamResponse
 	switch {
-	case errors.Is(err, io.EOF):
-		s.s.Done(nil)
 	case err != nil:
-		err, event := recvErr(err)
-		if event {
-			// An error event: it names the generation after a finish reason too (go-openai hands
-			// it to the application), as in httpitl.
-			s.s.Fail(err)
-		}
-		s.s.Done(err)
-	default:
+		s.failed(err)
+	case len(raw) == 0:
+		s.s.Fail(&wrap.TypedError{Err: errUndecodedEvent, Type: itlconv.ErrorTypeStreamError})
+	case json.Unmarshal(raw, &resp) == nil:
 		if Observe(s.s.G, resp) {
 			s.s.MarkFinished()
 		}
 	}
-	return resp, err
+	return raw, err
+}
+
+// errUndecodedEvent names an error event go-openai could not decode, read with RecvRaw.
+var errUndecodedEvent = errors.New("goopenaiitl: an error event go-openai could not decode")
+
+// failed ends the generation with the error Recv or RecvRaw returned: io.EOF is the stream's end,
+// and an error event names the generation after a finish reason too (go-openai hands it to the
+// application), as in httpitl.
+func (s *ChatCompletionStream) failed(err error) {
+	if errors.Is(err, io.EOF) {
+		s.s.Done(nil)
+		return
+	}
+	err, event := recvErr(err)
+	if event {
+		s.s.Fail(err)
+	}
+	s.s.Done(err)
 }
 
 // Close closes the stream, ends its generation if the stream has not ended yet, and returns the
