@@ -25,7 +25,10 @@
 // is recorded with error.type "cancelled" ("timeout" for a deadline). A stream that ends (io.EOF)
 // before any choice's finish_reason was cut off: its span ends with error.type "incomplete_stream"
 // (the SDK returns io.EOF alike for [DONE] and for the end of the body, so [DONE] alone does not
-// count). A stream the SDK fails before the finish reason with an error of its own, at an event it
+// count). httpitl, which reads [DONE], takes it for the end instead: a stream cut, or closed by the
+// application, between a finish reason and [DONE] (where the usage chunk comes) is
+// "incomplete_stream" or "cancelled" there and complete here, and a [DONE] without any finish
+// reason the reverse. A stream the SDK fails before the finish reason with an error of its own, at an event it
 // cannot decode (not JSON) or after more keep-alive lines than it takes between two events
 // (ErrTooManyEmptyStreamMessages), was cut off for an application that stops there:
 // "incomplete_stream", never the error's Go type, as httpitl names a Bedrock chunk the SDKs cannot

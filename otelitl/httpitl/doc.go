@@ -261,6 +261,12 @@
 // reaches no application, and would have reached the span only when the bytes were read (read to
 // the end of the body, by the proxy or the handler, or arriving with [DONE]).
 //
+// The SDK wrappers cannot see [DONE] (the SDKs report it and the end of the body alike): they take
+// a choice's finish_reason for a Chat Completions stream's end. A stream cut, or closed by the
+// application, between a finish reason and [DONE] (where the usage chunk comes) is
+// "incomplete_stream" or "cancelled" here and complete there, and a [DONE] without any finish
+// reason the reverse.
+//
 // An event with "error": null names no error, nor does an error member in an event whose type names
 // something else (a Responses delta); openai-go ends its stream at either (its Next returns false,
 // its Err is an *ssestream.StreamError) and closes the body: through this transport that is

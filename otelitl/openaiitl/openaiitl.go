@@ -51,15 +51,17 @@
 // A stream that ends cleanly without its protocol's end marker (a Chat Completions choice's
 // finish_reason; a Responses API response.completed, response.incomplete or response.failed) was
 // cut off: its span ends with error.type "incomplete_stream". The SDK reports [DONE] and the end of
-// the body alike, so [DONE] alone does not count as the end marker. A stream the SDK ends with an
-// error of its own before the end marker, at an event it cannot decode (not JSON) or a line too
-// long for it, was cut off for the application too: "incomplete_stream", never the error's Go
-// type, as httpitl names a Bedrock chunk the SDKs cannot decode (httpitl's transport under
-// openai-go, which cannot tell that event from one the SDK read, sees the SDK close the body and
-// records "cancelled"). In every case the span's status
-// description is the error.type: no error message, which may quote the provider's reply, reaches
-// the span. The application sees exactly the stream, values and errors the SDK gives; only the span
-// records more.
+// the body alike, so [DONE] alone does not count as the end marker. httpitl, which reads [DONE],
+// takes it for the end marker instead: a stream cut, or closed by the application, between a
+// finish reason and [DONE] (where the usage chunk comes) is "incomplete_stream" or "cancelled"
+// there and complete here, and a [DONE] without any finish reason the reverse. A stream the SDK
+// ends with an error of its own before the end marker, at an event it cannot decode (not JSON) or
+// a line too long for it, was cut off for the application too: "incomplete_stream", never the
+// error's Go type, as httpitl names a Bedrock chunk the SDKs cannot decode (httpitl's transport
+// under openai-go, which cannot tell that event from one the SDK read, sees the SDK close the body
+// and records "cancelled"). In every case the span's status description is the error.type: no
+// error message, which may quote the provider's reply, reaches the span. The application sees
+// exactly the stream, values and errors the SDK gives; only the span records more.
 package openaiitl
 
 import (

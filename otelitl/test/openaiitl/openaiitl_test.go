@@ -398,7 +398,7 @@ func TestAPIErrorThenCancel(t *testing.T) {
 
 // TestFinishedThenCut: a reply whose finish_reason arrived is complete: a connection cut, or a
 // context cancelled, before the application reads the end does not make it a failure, however the
-// two race (httpitl has it so too).
+// two race (httpitl has it so after [DONE], its end marker: TestChatEndMarkerDiffers).
 func TestFinishedThenCut(t *testing.T) {
 	const finish = 7 // chatEvents[7] carries the finish_reason
 	t.Run("cut", func(t *testing.T) {
