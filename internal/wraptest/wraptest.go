@@ -70,6 +70,9 @@ type Server struct {
 	Events []Event
 	Gap    time.Duration // pause before each event
 	Cut    int           // when not 0, the connection is dropped after this many events
+	// Hold, when not 0, sends nothing after this many events until the client goes away: a test
+	// of a client that stops early then knows the rest was never sent, whatever the machine's load.
+	Hold int
 
 	mu   sync.Mutex
 	sent []time.Time // when each content event was flushed
@@ -101,6 +104,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	for i, ev := range s.Events {
 		if s.Cut > 0 && i == s.Cut {
 			panic(http.ErrAbortHandler) // the connection dropped mid-reply, the body cut short
+		}
+		if s.Hold > 0 && i == s.Hold {
+			<-r.Context().Done()
+			return
 		}
 		select {
 		case <-r.Context().Done():

@@ -46,18 +46,19 @@ func TestChatEndMarkerDiffers(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		events           []wraptest.Event
-		cut              int
+		cut, hold        int
 		read             func(c openai.Client, in *otelitl.Instrumentation)
 		httpitl, wrapper string
 	}{
-		{"cut after the finish reason", []wraptest.Event{chatEvents[2], finishChunk("stop"), usageChunk, done}, 2, readAll, itlconv.ErrorTypeIncompleteStream, ""},
-		{"closed at the finish reason", []wraptest.Event{chatEvents[2], finishChunk("stop"), usageChunk, done}, 0, stopAtFinish, itlconv.ErrorTypeCancelled, ""},
-		{"[DONE] without a finish reason", []wraptest.Event{chatEvents[2], usageChunk, done}, 0, readAll, "", itlconv.ErrorTypeIncompleteStream},
+		{"cut after the finish reason", []wraptest.Event{chatEvents[2], finishChunk("stop"), usageChunk, done}, 2, 0, readAll, itlconv.ErrorTypeIncompleteStream, ""},
+		{"closed at the finish reason", []wraptest.Event{chatEvents[2], finishChunk("stop"), usageChunk, done}, 0, 2, stopAtFinish, itlconv.ErrorTypeCancelled, ""},
+		{"[DONE] without a finish reason", []wraptest.Event{chatEvents[2], usageChunk, done}, 0, 0, readAll, "", itlconv.ErrorTypeIncompleteStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// A gap long enough that the application closes the stream before the rest is sent.
-			srv := wraptest.NewServer(t, tc.events, 20*time.Millisecond)
-			srv.Cut = tc.cut
+			// The application closes the stream at the finish reason before the rest is sent: the
+			// server holds it until the client has gone.
+			srv := wraptest.NewServer(t, tc.events, 5*time.Millisecond)
+			srv.Cut, srv.Hold = tc.cut, tc.hold
 
 			in, exp := wraptest.Tracing(t)
 			hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
