@@ -53,6 +53,7 @@ type Generation struct {
 
 	serverChanged     bool
 	modelChanged      bool  // SetRequestModel gave the model Start did not have
+	providerChanged   bool  // SetProvider replaced Start's provider
 	usageIn, usageOut int64 // -1: unknown
 	responseModel     string
 	responseID        string
@@ -268,6 +269,26 @@ func (g *Generation) SetRequestModel(model string) {
 	if !g.ended && g.model == "" {
 		g.model = model
 		g.modelChanged = true
+	}
+	g.mu.Unlock()
+}
+
+// SetProvider records gen_ai.provider.name in place of the one given to Start, on the span and the
+// metrics, for a provider known only once the request is made: a wrapper starts the span before the
+// SDK builds the request's URL, and learns from the URL (or an option read off the request) that
+// the OpenAI client calls Azure OpenAI, say. Unlike SetRequestModel it replaces a provider given to
+// Start, since a wrapper has to name one there; the last non-empty value wins (a retry of the same
+// request gives the same one). An empty provider is ignored, and a value longer than 256 bytes is
+// cut. Samplers saw Start's provider.
+func (g *Generation) SetProvider(provider string) {
+	if g == nil || !g.on || provider == "" {
+		return
+	}
+	provider = truncate(provider, maxValueLength)
+	g.mu.Lock()
+	if !g.ended {
+		g.provider = provider
+		g.providerChanged = true
 	}
 	g.mu.Unlock()
 }
@@ -508,7 +529,7 @@ func (b byOffset) Swap(i, j int) {
 func (g *Generation) writeSpan(r *result) {
 	tl := r.tl
 	n := tl.Len()
-	attrs := make([]attribute.KeyValue, 0, 11)
+	attrs := make([]attribute.KeyValue, 0, 12)
 	// The count is of the chunks received, dropped ones included: a reader that finds fewer
 	// arrivals knows the timeline is incomplete.
 	attrs = append(attrs, itlconv.ChunkCountKey.Int64(int64(n)+g.dropped))
@@ -530,6 +551,9 @@ func (g *Generation) writeSpan(r *result) {
 	if g.modelChanged {
 		attrs = append(attrs, semconv.GenAIRequestModel(g.model))
 		g.span.SetName(g.operation + " " + g.model)
+	}
+	if g.providerChanged {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(g.provider))
 	}
 	if g.serverChanged {
 		if g.address != "" {

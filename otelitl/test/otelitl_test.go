@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -752,6 +753,66 @@ func TestSetRequestModel(t *testing.T) {
 	}
 	if len(models) != 5 {
 		t.Errorf("duration points' models %v, want 5", models)
+	}
+}
+
+// TestSetProvider: a provider known once the request is made (a wrapper reads it off the URL)
+// replaces Start's on the span, once, and in the metrics; the last non-empty value wins, an empty
+// one and one after the end change nothing, a long one is cut.
+func TestSetProvider(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tp, exp := newTracing(t)
+	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithMeterProvider(mp))
+	for _, tc := range []struct {
+		start string
+		set   []string
+		want  string
+	}{
+		{"openai", []string{"azure.ai.openai"}, "azure.ai.openai"},
+		{"openai", []string{"azure.ai.openai", "groq"}, "groq"},
+		{"openai", []string{"groq", ""}, "groq"},
+		{"openai", nil, "openai"},
+		{"", []string{"deepseek"}, "deepseek"},
+		{"openai", []string{strings.Repeat("é", 200)}, strings.Repeat("é", 128)},
+	} {
+		exp.Reset()
+		_, g := in.Start(context.Background(), otelitl.Request{Provider: tc.start, Model: "m"})
+		for _, p := range tc.set {
+			g.SetProvider(p)
+		}
+		g.Chunk(1)
+		g.End(nil)
+		g.SetProvider("after the end")
+		span := exp.GetSpans()[0]
+		if got := attrMap(span.Attributes)[semconv.GenAIProviderNameKey]; got.AsString() != tc.want {
+			t.Errorf("%q then %q: gen_ai.provider.name %q, want %q", tc.start, tc.set, got.AsString(), tc.want)
+		}
+		var n int
+		for _, a := range span.Attributes {
+			if a.Key == semconv.GenAIProviderNameKey {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%q then %q: gen_ai.provider.name written %d times", tc.start, tc.set, n)
+		}
+		if span.Name != "chat m" {
+			t.Errorf("%q then %q: span name %q", tc.start, tc.set, span.Name)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	providers := map[string]int{}
+	for _, dp := range histogram(t, rm, "gen_ai.client.operation.duration").Data.(metricdata.Histogram[float64]).DataPoints {
+		v, _ := dp.Attributes.Value(semconv.GenAIProviderNameKey)
+		providers[v.AsString()] += int(dp.Count)
+	}
+	want := map[string]int{"azure.ai.openai": 1, "groq": 2, "openai": 1, "deepseek": 1, strings.Repeat("é", 128): 1}
+	if !maps.Equal(providers, want) {
+		t.Errorf("duration points by provider %v, want %v", providers, want)
 	}
 }
 
