@@ -87,6 +87,16 @@ func NewServer(t testing.TB, events []Event, gap time.Duration) *Server {
 	return s
 }
 
+// NewTLSServer is NewServer over TLS, for a client that sends its key over HTTPS only (openai-go's
+// azure package): its Client() trusts the server's certificate, issued to example.com and
+// 127.0.0.1.
+func NewTLSServer(t testing.TB, events []Event, gap time.Duration) *Server {
+	s := &Server{Events: events, Gap: gap}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, r)
@@ -140,6 +150,18 @@ func (s *Server) Headers() []http.Header {
 		hs = append(hs, r.Header.Clone())
 	}
 	return hs
+}
+
+// URLs returns the URL of each request the server received: its path and query.
+func (s *Server) URLs() []*url.URL {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var us []*url.URL
+	for _, r := range s.reqs {
+		u := *r.URL
+		us = append(us, &u)
+	}
+	return us
 }
 
 // Sent returns when the server began to write each content event: no client reads one earlier.
