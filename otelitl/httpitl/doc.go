@@ -75,8 +75,9 @@
 // azure.WithTokenCredential(cred), option.WithHTTPClient(&http.Client{Transport:
 // httpitl.NewTransport(nil)})); the package keeps the client's transport under its own redirect
 // check. Its WithUnsafeAllowHTTP, for a plain-HTTP loopback endpoint, sends such requests on a
-// transport of its own, around this one: they get no span. The openaiitl wrappers record "openai"
-// whatever the endpoint; goopenaiitl takes WithProvider("azure.ai.openai").
+// transport of its own, around this one: they get no span. The openaiitl wrappers tell Azure by
+// these rules too, from the URL the SDK sends to (the same code); goopenaiitl, which sees no URL,
+// takes WithProvider("azure.ai.openai").
 //
 // The response body is cut by its Content-Type (text/event-stream: SSE; application/x-ndjson:
 // NDJSON; otherwise JSON values, and the elements of a top-level array as each completes); a

@@ -21,6 +21,29 @@
 // the server sends it: set stream_options.include_usage to get it from OpenAI. A count the usage
 // leaves out (or sends as null) is recorded as none, as httpitl records it, not as openai-go's 0.
 //
+// # Provider
+//
+// The span starts, named, before the SDK builds the request's URL, with gen_ai.provider.name
+// "openai" ([Provider]). When the SDK sends the request, the wrapper reads the URL (in a middleware
+// it adds after the client's and the call's own, so that it sees the URL as sent, with the path
+// openai-go's azure package rewrote) and tells the provider by httpitl's rules, the very code
+// httpitl's transport runs: a path under /openai/deployments/{deployment}/ on any host, or under
+// /openai/ on one of Azure OpenAI's hosts (NAME.openai.azure.com, ...), is Azure OpenAI's,
+// "azure.ai.openai", and the deployment is the request model when the params name none. With the
+// azure package (azure.WithEndpoint, azure.WithAPIKey or azure.WithTokenCredential) the params'
+// model is the deployment: the SDK moves it into the path, and the span is named by it. The
+// provider and the model are set on the generation before the reply's first byte, so that the
+// span and every metric carry them; samplers saw "openai" at the start. The Responses API, which
+// the azure package sends to /openai/responses with no deployment, is Azure's only on Azure's
+// hosts, as for httpitl; a call that fails before the SDK sends it stays "openai".
+//
+// The URL, rather than an option alone, because an application configures its endpoint once, on
+// the client, which the wrapper does not see; and because one set of rules keeps the wrapper and
+// httpitl's transport, used on another client of the same application, recording a call alike.
+// No URL tells an OpenAI-compatible server of another provider (DeepSeek, Groq, vLLM), or Azure
+// OpenAI behind a domain of its own on the v1 API: they are recorded as "openai". The package
+// links httpitl for its rules; it installs no transport.
+//
 // # Errors
 //
 // API errors carry their HTTP status code as error.type. A request that got no response
@@ -77,26 +100,42 @@ import (
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
+	_ "github.com/otelitl/itl/otelitl/httpitl" // sets endpoint.Provider: the provider by httpitl's rules
+	"github.com/otelitl/itl/otelitl/internal/endpoint"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
-// Provider is the gen_ai.provider.name the wrappers record, whatever the client's endpoint: the
-// span starts, named, before the SDK builds the request's URL. For Azure OpenAI (openai-go's azure
-// package), give the client httpitl's transport instead of these wrappers: it records
-// "azure.ai.openai", from the URL.
+// Provider is the gen_ai.provider.name the wrappers record unless the request tells another (see
+// the package's Provider section): the span starts with it, named, before the SDK builds the
+// request's URL.
 const Provider = "openai"
 
-// start starts the generation and returns the request options that read the server off the
-// request and give API errors their status code.
+// start starts the generation and returns the request options that read the server and the
+// provider off the request and give API errors their status code.
 func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts []option.RequestOption) (context.Context, *otelitl.Generation, []option.RequestOption) {
 	ctx, g := in.Start(ctx, otelitl.Request{Operation: "chat", Provider: Provider, Model: model})
 	if g.IsRecording() {
+		// Last, so that it runs after the client's middleware and the call's (openai-go runs them
+		// in the order given): the URL is the one sent, with the path the azure package rewrote
+		// to name the deployment.
 		opts = append(opts[:len(opts):len(opts)], option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			g.SetServer(wrap.Server(req.URL))
+			observeProvider(g, req)
 			return next(req)
 		}))
 	}
 	return ctx, g, opts
+}
+
+// observeProvider records the provider the request goes to when it is not OpenAI, as httpitl's
+// transport tells it from the URL (Azure OpenAI), and the Azure deployment its path names as the
+// request model when the body named none.
+func observeProvider(g *otelitl.Generation, req *http.Request) {
+	provider, deployment := endpoint.Provider(req)
+	if provider != "" && provider != Provider {
+		g.SetProvider(provider)
+	}
+	g.SetRequestModel(deployment) // kept only when Start had no model
 }
 
 // streamErr names an API error by its status code, and an error event in the stream
