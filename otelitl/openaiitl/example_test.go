@@ -44,3 +44,33 @@ func ExampleNewChatStreaming() {
 	// Hello
 	// error: <nil>
 }
+
+// An OpenAI-compatible server of another provider is named with WithProvider, here on the client
+// for every call: its spans and metrics say gen_ai.provider.name "deepseek", where its URL would
+// say "openai". (A client of openai-go's azure package needs no option: the wrappers tell Azure
+// OpenAI from the URL the SDK sends to, "azure.ai.openai", as httpitl's transport does.)
+func ExampleWithProvider() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"deepseek-chat\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("key"), openaiitl.WithProvider("deepseek"))
+	in := otelitl.New()
+	stream := openaiitl.NewChatStreaming(context.Background(), in, &client.Chat.Completions, openai.ChatCompletionNewParams{
+		Model:    "deepseek-chat",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+	})
+	defer stream.Close()
+	for stream.Next() {
+		for _, c := range stream.Current().Choices {
+			fmt.Print(c.Delta.Content)
+		}
+	}
+	fmt.Println()
+	fmt.Println("error:", stream.Err())
+	// Output:
+	// Hi
+	// error: <nil>
+}

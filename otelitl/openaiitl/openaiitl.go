@@ -41,8 +41,9 @@
 // the client, which the wrapper does not see; and because one set of rules keeps the wrapper and
 // httpitl's transport, used on another client of the same application, recording a call alike.
 // No URL tells an OpenAI-compatible server of another provider (DeepSeek, Groq, vLLM), or Azure
-// OpenAI behind a domain of its own on the v1 API: they are recorded as "openai". The package
-// links httpitl for its rules; it installs no transport.
+// OpenAI behind a domain of its own on the v1 API: [WithProvider] names it, given to the client or
+// to one call, and wins over the URL. The package links httpitl for its rules; it installs no
+// transport.
 //
 // # Errors
 //
@@ -110,6 +111,25 @@ import (
 // request's URL.
 const Provider = "openai"
 
+// WithProvider names the provider (gen_ai.provider.name) the wrappers record for the calls made
+// with it, in place of the one they tell from the request's URL: for an OpenAI-compatible server
+// of another provider ("deepseek", "groq", ...), or Azure OpenAI behind a name no rule tells (a
+// custom domain on Azure's v1 API: "azure.ai.openai"). Give it to the client (openai.NewClient),
+// for every call, or to one call. An empty provider is ignored. It is a middleware that marks the
+// request for the wrappers: an unwrapped call is sent, and recorded by httpitl's transport,
+// unchanged.
+func WithProvider(provider string) option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if provider == "" {
+			return next(req)
+		}
+		return next(req.WithContext(context.WithValue(req.Context(), providerKey{}, provider)))
+	})
+}
+
+// providerKey holds, in a request's context, the provider WithProvider names.
+type providerKey struct{}
+
 // start starts the generation and returns the request options that read the server and the
 // provider off the request and give API errors their status code.
 func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts []option.RequestOption) (context.Context, *otelitl.Generation, []option.RequestOption) {
@@ -117,7 +137,7 @@ func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts 
 	if g.IsRecording() {
 		// Last, so that it runs after the client's middleware and the call's (openai-go runs them
 		// in the order given): the URL is the one sent, with the path the azure package rewrote
-		// to name the deployment.
+		// to name the deployment, and WithProvider has marked the request.
 		opts = append(opts[:len(opts):len(opts)], option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			g.SetServer(wrap.Server(req.URL))
 			observeProvider(g, req)
@@ -127,11 +147,14 @@ func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts 
 	return ctx, g, opts
 }
 
-// observeProvider records the provider the request goes to when it is not OpenAI, as httpitl's
-// transport tells it from the URL (Azure OpenAI), and the Azure deployment its path names as the
-// request model when the body named none.
+// observeProvider records the provider the request goes to when it is not OpenAI: the one
+// WithProvider names, else the one httpitl's transport tells from the URL (Azure OpenAI); and the
+// Azure deployment its path names as the request model when the body named none.
 func observeProvider(g *otelitl.Generation, req *http.Request) {
 	provider, deployment := endpoint.Provider(req)
+	if p, _ := req.Context().Value(providerKey{}).(string); p != "" {
+		provider = p
+	}
 	if provider != "" && provider != Provider {
 		g.SetProvider(provider)
 	}

@@ -192,7 +192,8 @@ func TestAzureDeployment(t *testing.T) {
 
 // TestAzureResponses: the Responses API through openai-go's azure package, which sends it to
 // /openai/responses, naming no deployment: on an Azure host the span says azure.ai.openai; on a
-// loopback endpoint nothing tells Azure, and it says openai, as httpitl's transport does.
+// loopback endpoint nothing tells Azure, and it says openai, as httpitl's transport does (a
+// gateway of one's own is named with WithProvider).
 func TestAzureResponses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -258,5 +259,41 @@ func TestOpenAIUnchanged(t *testing.T) {
 	}
 	if ps := durationProviders(t, r.metrics); len(ps) != 1 || ps[0] != "openai" {
 		t.Errorf("gen_ai.client.operation.duration's providers %q, want [openai]", ps)
+	}
+}
+
+// TestWithProvider: WithProvider names the provider, given to the client or to one call (the
+// call's wins), over what the URL tells (Azure's deployment path); an empty one leaves the URL's.
+// The request is sent as without it.
+func TestWithProvider(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		client, call []option.RequestOption
+		base         string
+		want         string
+	}{
+		{"client", []option.RequestOption{openaiitl.WithProvider("groq")}, nil, "/openai/v1/", "groq"},
+		{"call", nil, []option.RequestOption{openaiitl.WithProvider("deepseek")}, "/v1/", "deepseek"},
+		{"call over client", []option.RequestOption{openaiitl.WithProvider("groq")}, []option.RequestOption{openaiitl.WithProvider("deepseek")}, "/v1/", "deepseek"},
+		{"over Azure's path", []option.RequestOption{openaiitl.WithProvider("my-gateway")}, nil, "/openai/deployments/d/", "my-gateway"},
+		{"empty", []option.RequestOption{openaiitl.WithProvider("")}, nil, "/openai/deployments/d/", "azure.ai.openai"},
+		{"openai over Azure's path", nil, []option.RequestOption{openaiitl.WithProvider("openai")}, "/openai/deployments/d/", "openai"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := wraptest.NewTLSServer(t, azureChat, 0)
+			in, exp := wraptest.Tracing(t)
+			c := openai.NewClient(append(tc.client, option.WithBaseURL(srv.URL+tc.base), option.WithAPIKey("key"), option.WithHTTPClient(srv.Client()), option.WithMaxRetries(0))...)
+			n, err := drain[openai.ChatCompletionChunk](openaiitl.NewChatStreaming(context.Background(), in, &c.Chat.Completions, chatParams, tc.call...))
+			if n != len(azureChat)-1 || err != nil { // [DONE] is no chunk
+				t.Errorf("the SDK read %d chunks, %v", n, err)
+			}
+			if us := srv.URLs(); len(us) != 1 || us[0].Path != tc.base+"chat/completions" {
+				t.Errorf("the server got %v", us)
+			}
+			_, a := wraptest.OneSpan(t, exp)
+			if got := a[semconv.GenAIProviderNameKey].String(); got != tc.want {
+				t.Errorf("gen_ai.provider.name %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
