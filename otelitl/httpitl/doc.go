@@ -24,6 +24,9 @@
 //	/responses                     OpenAI Responses                  chat                   openai
 //	/openai/deployments/{d}/...,   Azure OpenAI: the three above     as above               azure.ai.openai
 //	/openai/... on an Azure host   (see Azure OpenAI)
+//	/models/... on NAME.services.  Azure AI model inference: the     as above               azure.ai.inference
+//	ai.azure.com, or a serverless  OpenAI paths (see Azure AI model
+//	endpoint's host                inference)
 //	/v1/messages                   Anthropic Messages                chat                   anthropic
 //	models/{m}:streamGenerateContent, Gemini (with alt=sse: SSE;     generate_content       gcp.gemini (gcp.vertex_ai
 //	models/{m}:generateContent     without: a streamed JSON array)                          under /publishers/)
@@ -40,17 +43,21 @@
 // (the semantic conventions' value for it), when its path has a deployment,
 // /openai/deployments/{d}/chat/completions (or /completions), on any host: a gateway in front of
 // Azure (API Management, otelitl-proxy) keeps Azure's paths, and no other API uses them; or when
-// its path begins with /openai/ on one of Azure OpenAI's hosts, NAME.openai.azure.com,
-// NAME.cognitiveservices.azure.com or NAME.services.ai.azure.com (an Azure OpenAI, AI services or
-// Foundry resource), which is how the v1 API (/openai/v1/chat/completions, /openai/v1/responses)
-// and the Responses API (/openai/responses) are told, since their paths name no deployment. The
-// host is matched as a whole suffix after at least one label, in any case: a look-alike such as
-// evil-openai.azure.com.example.org is OpenAI's. Other /openai/ paths on other hosts (Groq's
-// api.groq.com/openai/v1) stay OpenAI's, and so does a v1 request through a gateway, whose host is
-// the gateway's: nothing in it tells Azure. [NewHandler] sees no host in a server's request URL,
-// only the path. On Azure's hosts, a path outside /openai/ (the Azure AI model inference API's
-// /models/chat/completions, which the conventions name azure.ai.inference) is not recognised as
-// Azure: it is recorded as OpenAI's, as before.
+// its path begins with /openai/, or with a Foundry project's /api/projects/{project}/openai/, on
+// one of Azure OpenAI's hosts: NAME.openai.azure.com, NAME.cognitiveservices.azure.com or
+// NAME.services.ai.azure.com (an Azure OpenAI, AI services or Foundry resource), and the same names
+// under azure.us (Azure Government) and azure.cn (Azure China, operated by 21Vianet), whose
+// resources take the same paths. That is how the v1 API (/openai/v1/chat/completions,
+// /openai/v1/responses), the Responses API (/openai/responses) and a project's OpenAI API are told,
+// since their paths name no deployment. A project's is what azure-ai-projects' get_openai_client
+// gives (its base URL is the project's endpoint, https://NAME.services.ai.azure.com/api/projects/
+// {project}, with /openai/v1): Azure OpenAI's API, through which Foundry's other models (DeepSeek,
+// Llama, ...) answer too, and whose requests are recorded as Azure OpenAI's as those on the
+// resource's own /openai/v1 are. The host is matched as a whole suffix after at least one byte, in
+// any case: a look-alike such as evil-openai.azure.com.example.org is OpenAI's. Other /openai/
+// paths on other hosts (Groq's api.groq.com/openai/v1) stay OpenAI's, and so does a v1 request
+// through a gateway, whose host is the gateway's: nothing in it tells Azure. [NewHandler] sees no
+// host in a server's request URL, only the path.
 //
 // gen_ai.request.model is the body's "model" when it has one, else the deployment's name. The
 // conventions define the attribute as the name of the model the request is made to and say nothing
@@ -78,6 +85,30 @@
 // transport of its own, around this one: they get no span. The openaiitl wrappers tell Azure by
 // these rules too, from the URL the SDK sends to (the same code); goopenaiitl, which sees no URL,
 // takes WithProvider("azure.ai.openai").
+//
+// # Azure AI model inference
+//
+// The Azure AI model inference API (a Foundry resource's one endpoint for its deployments, of
+// OpenAI's models and others'; serverless endpoints; the azure-ai-inference SDKs) takes OpenAI's
+// Chat Completions requests and streams OpenAI's chunks. Its requests are recorded as
+// gen_ai.provider.name "azure.ai.inference", the conventions' value for it: a path under /models/
+// on a Foundry resource's host, https://NAME.services.ai.azure.com/models/chat/completions?
+// api-version=... (and under azure.us and azure.cn), or any of the OpenAI paths on a serverless
+// endpoint's host, https://NAME.REGION.models.ai.azure.com/chat/completions (or
+// /v1/chat/completions), or the older NAME.REGION.inference.ai.azure.com, in the public cloud. On
+// a Foundry resource the body's "model" names the deployment that answers (Azure routes /models/
+// requests by it) and is the request model. A serverless endpoint serves one deployment, NAME, the
+// first label of its host: it is the request model when the body names none, as a deployment's
+// path is for Azure OpenAI (above). A host with other labels than NAME.REGION before
+// models.ai.azure.com or inference.ai.azure.com names no deployment: GitHub Models' Azure
+// endpoint, models.inference.ai.azure.com, is the inference API's, its model the body's.
+//
+// Neither of the API's request headers names the model: extra-parameters says what the service
+// does with members it does not know (error, drop, pass-through), and azureml-model-deployment
+// chooses a deployment behind an Azure Machine Learning online endpoint
+// (NAME.REGION.inference.ml.azure.com), whose container serves whatever API it was built with:
+// such endpoints are not told from OpenAI's. Through a gateway, /models/ paths are OpenAI's: only
+// the host tells them.
 //
 // The response body is cut by its Content-Type (text/event-stream: SSE; application/x-ndjson:
 // NDJSON; otherwise JSON values, and the elements of a top-level array as each completes); a
@@ -211,7 +242,8 @@
 // # What is recorded
 //
 // gen_ai.request.model from the request body's "model" (or the Gemini or Bedrock URL; for Azure
-// OpenAI, the deployment when the body names no model),
+// OpenAI and a serverless Azure AI inference endpoint, the deployment when the body names no
+// model),
 // gen_ai.request.stream, server.address and server.port from the URL, http.response.status_code,
 // gen_ai.response.model, gen_ai.response.id, gen_ai.response.finish_reasons (Bedrock's:
 // messageStop's stopReason; InvokeModelWithResponseStream's: the family's, see Protocols), and

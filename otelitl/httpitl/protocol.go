@@ -22,11 +22,13 @@ const (
 	protoBedrockInvoke          // Amazon Bedrock InvokeModelWithResponseStream
 )
 
-// Provider names (gen_ai.provider.name). openai, azure.ai.openai, anthropic, gcp.gemini,
-// gcp.vertex_ai and aws.bedrock are the semantic conventions' values; ollama has none there.
+// Provider names (gen_ai.provider.name). openai, azure.ai.openai, azure.ai.inference, anthropic,
+// gcp.gemini, gcp.vertex_ai and aws.bedrock are the semantic conventions' values; ollama has none
+// there.
 const (
 	providerOpenAI    = "openai"
 	providerAzure     = "azure.ai.openai"
+	providerInference = "azure.ai.inference" // the Azure AI model inference API
 	providerAnthropic = "anthropic"
 	providerGemini    = "gcp.gemini"
 	providerVertex    = "gcp.vertex_ai"
@@ -42,14 +44,14 @@ type call struct {
 	model     string // from the URL (Gemini, Bedrock); else from the body
 	stream    bool   // the request asks for a stream (or the protocol streams by default)
 	framing   framing
-	// deployment is an Azure OpenAI deployment's name, from its URL: the model when the body
-	// names none (see doc.go).
+	// deployment is an Azure deployment's name, from its URL (an Azure OpenAI deployment's path, a
+	// serverless model inference endpoint's host): the model when the body names none (see doc.go).
 	deployment string
 }
 
 // detect recognises a generation request by its method and the end of its URL path, so that base
-// URLs with prefixes (/openai/v1, /proxy/...) work; an OpenAI path is Azure OpenAI's by its
-// deployment's path or its host (openAI, in azure.go).
+// URLs with prefixes (/openai/v1, /proxy/...) work; an OpenAI path is Azure OpenAI's or the Azure
+// AI model inference API's by its deployment's path or its host (openAI, in azure.go).
 func detect(r *http.Request) (call, bool) {
 	if r.Method != http.MethodPost || r.URL == nil {
 		return call{}, false

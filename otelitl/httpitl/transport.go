@@ -109,7 +109,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // applyFields completes c with what the request body says. Gemini's and Bedrock's URLs say
-// whether the reply streams. An Azure OpenAI deployment names the model when the body does not.
+// whether the reply streams. An Azure deployment (an Azure OpenAI path's, a serverless inference
+// endpoint's host's) names the model when the body does not.
 func applyFields(c *call, f requestFields) {
 	if c.model == "" {
 		c.model = f.model
