@@ -58,8 +58,8 @@ func TestDetectAzure(t *testing.T) {
 		{"http://127.0.0.1:8787/openai/deployments/chat/completions", protoChat, providerOpenAI, ""},
 		{"https://res.openai.azure.com/openai/deployments/chat/completions", protoChat, providerAzure, ""},
 		// The Azure AI model inference API: a Foundry resource's /models/ (its deployment is the
-		// body's model), and serverless endpoints, NAME.REGION.models.ai.azure.com (and the older
-		// inference.ai.azure.com), whose NAME is the deployment.
+		// body's model), and serverless endpoints, NAME.REGION.models.ai.azure.com (and
+		// NAME.REGION.inference.ai.azure.com), whose NAME is the deployment.
 		{"https://res.services.ai.azure.com/models/chat/completions?api-version=2024-05-01-preview", protoChat, providerInference, ""},
 		{"https://res.services.ai.azure.us/models/chat/completions?api-version=2024-05-01-preview", protoChat, providerInference, ""},
 		{"https://Phi-3-5-mini-instruct-rivhp.southcentralus.models.ai.azure.com/chat/completions", protoChat, providerInference, "Phi-3-5-mini-instruct-rivhp"},

@@ -95,12 +95,13 @@
 // on a Foundry resource's host, https://NAME.services.ai.azure.com/models/chat/completions?
 // api-version=... (and under azure.us and azure.cn), or any of the OpenAI paths on a serverless
 // endpoint's host, https://NAME.REGION.models.ai.azure.com/chat/completions (or
-// /v1/chat/completions), or the older NAME.REGION.inference.ai.azure.com, in the public cloud. On
-// a Foundry resource the body's "model" names the deployment that answers (Azure routes /models/
-// requests by it) and is the request model. A serverless endpoint serves one deployment, NAME, the
-// first label of its host: it is the request model when the body names none, as a deployment's
-// path is for Azure OpenAI (above). A host with other labels than NAME.REGION before
-// models.ai.azure.com or inference.ai.azure.com names no deployment: GitHub Models' Azure
+// /v1/chat/completions), or NAME.REGION.inference.ai.azure.com (the form the Azure.AI.Inference
+// .NET library's guide gives), in the public cloud only: no other cloud's serverless hosts are
+// known here. On a Foundry resource the body's "model" names the deployment that answers (Azure
+// routes /models/ requests by it) and is the request model. A serverless endpoint serves one
+// deployment, NAME, the first label of its host: it is the request model when the body names none,
+// as a deployment's path is for Azure OpenAI (above). A host with other labels than NAME.REGION
+// before models.ai.azure.com or inference.ai.azure.com names no deployment: GitHub Models' Azure
 // endpoint, models.inference.ai.azure.com, is the inference API's, its model the body's.
 //
 // Neither of the API's request headers names the model: extra-parameters says what the service
