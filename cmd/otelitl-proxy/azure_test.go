@@ -52,16 +52,22 @@ func TestAzureThroughProxy(t *testing.T) {
 	}))
 	defer up.Close()
 	for _, tc := range []struct {
-		name      string
-		azureHost bool // the upstream is named by an Azure host, dialled to up; else up's URL
-		v1        bool // OpenAI's client on the v1 API; else the azure package on a deployment
-		path      string
-		query     string
-		model     string
+		name       string
+		azureHost  string // the upstream's host, dialled to up; empty: up's URL
+		clientBase string // OpenAI's client with this base URL under the proxy's; empty: the azure package on a deployment
+		path       string
+		query      string
+		model      string
+		provider   string
 	}{
-		{"deployment, loopback upstream", false, false, "/openai/deployments/prod-gpt4o/chat/completions", "api-version=2024-10-21", "prod-gpt4o"},
-		{"deployment, Azure upstream", true, false, "/openai/deployments/prod-gpt4o/chat/completions", "api-version=2024-10-21", "prod-gpt4o"},
-		{"v1, Azure upstream", true, true, "/openai/v1/chat/completions", "", "gpt-4o-mini-prod"},
+		{"deployment, loopback upstream", "", "", "/openai/deployments/prod-gpt4o/chat/completions", "api-version=2024-10-21", "prod-gpt4o", "azure.ai.openai"},
+		{"deployment, Azure upstream", "res-eu.openai.azure.com", "", "/openai/deployments/prod-gpt4o/chat/completions", "api-version=2024-10-21", "prod-gpt4o", "azure.ai.openai"},
+		{"v1, Azure upstream", "res-eu.openai.azure.com", "/openai/v1/", "/openai/v1/chat/completions", "", "gpt-4o-mini-prod", "azure.ai.openai"},
+		// Azure AI Foundry: a resource's model inference API (its endpoint .../models), and a
+		// project's OpenAI v1 API (.../api/projects/P/openai/v1), which went to the Ollama upstream
+		// by its /api/ and to none by /models/.
+		{"Foundry model inference", "res-eu.services.ai.azure.com", "/models/", "/models/chat/completions", "", "Phi-4", "azure.ai.inference"},
+		{"Foundry project", "res-eu.services.ai.azure.com", "/api/projects/p1/openai/v1/", "/api/projects/p1/openai/v1/chat/completions", "", "gpt-4o-mini-prod", "azure.ai.openai"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			exp := tracetest.NewInMemoryExporter()
@@ -69,8 +75,8 @@ func TestAzureThroughProxy(t *testing.T) {
 			defer tp.Shutdown(context.Background())
 			base := up.Client().Transport.(*http.Transport).Clone()
 			upstream, host := up.URL, "127.0.0.1"
-			if tc.azureHost {
-				upstream, host = "https://res-eu.openai.azure.com", "res-eu.openai.azure.com"
+			if tc.azureHost != "" {
+				upstream, host = "https://"+tc.azureHost, tc.azureHost
 				base.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
 					var d net.Dialer
 					return d.DialContext(ctx, network, up.Listener.Addr().String())
@@ -84,8 +90,8 @@ func TestAzureThroughProxy(t *testing.T) {
 			proxy := httptest.NewServer(newHandler(c, upstreamTransport(base, tp), log.New(io.Discard, "", 0)))
 			defer proxy.Close()
 			opts := []option.RequestOption{azure.WithEndpoint(proxy.URL, "2024-10-21"), azure.WithAPIKey("azure-key"), azure.WithUnsafeAllowHTTP()}
-			if tc.v1 {
-				opts = []option.RequestOption{option.WithBaseURL(proxy.URL + "/openai/v1/"), option.WithHeader("api-key", "azure-key"), option.WithAPIKey("unused")}
+			if tc.clientBase != "" {
+				opts = []option.RequestOption{option.WithBaseURL(proxy.URL + tc.clientBase), option.WithHeader("api-key", "azure-key"), option.WithAPIKey("unused")}
 			}
 			client := openai.NewClient(append(opts, option.WithMaxRetries(0))...)
 			stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
@@ -121,7 +127,7 @@ func TestAzureThroughProxy(t *testing.T) {
 				t.Errorf("span %q, want %q", spans[0].Name, "chat "+tc.model)
 			}
 			for k, want := range map[string]string{
-				"gen_ai.provider.name": "azure.ai.openai", "gen_ai.request.model": tc.model, "gen_ai.response.model": "gpt-4o-2024-11-20",
+				"gen_ai.provider.name": tc.provider, "gen_ai.request.model": tc.model, "gen_ai.response.model": "gpt-4o-2024-11-20",
 				"gen_ai.response.id": "chatcmpl-Az1", "otelitl.chunk.count": "2", "server.address": host, "error.type": "",
 			} {
 				if got := spanAttr(spans[0], k); got != want {
@@ -169,7 +175,7 @@ func TestNotFoundNamesAzure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg := errorMessage(res); res.StatusCode != http.StatusNotFound || !strings.Contains(msg, "/openai/... (Azure OpenAI)") {
-		t.Errorf("POST /: %d %q, want 404 naming /openai/... (Azure OpenAI)", res.StatusCode, msg)
+	if msg := errorMessage(res); res.StatusCode != http.StatusNotFound || !strings.Contains(msg, "/openai/... and /api/projects/... (Azure OpenAI)") || !strings.Contains(msg, "/models/... (Azure AI model inference)") {
+		t.Errorf("POST /: %d %q, want 404 naming Azure OpenAI's and Azure AI model inference's paths", res.StatusCode, msg)
 	}
 }

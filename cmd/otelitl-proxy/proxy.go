@@ -18,7 +18,10 @@ import (
 
 // route returns the protocol a request belongs to: /v1/messages is Anthropic's, /v1beta/ and
 // Gemini methods (":generateContent") Gemini's, /api/ Ollama's, and the rest of /v1/ OpenAI's, as
-// is /openai/ (Azure OpenAI's paths, whose upstream is the OpenAI one).
+// are /openai/ (Azure OpenAI's paths), /models/ (the Azure AI model inference API of a Foundry
+// resource, https://NAME.services.ai.azure.com/models) and /api/projects/ (a Foundry project's
+// OpenAI paths, /api/projects/P/openai/v1/...), whose upstream is the OpenAI one: before, a
+// project's path went to the Ollama upstream by its /api/, and /models/ to none.
 //
 // A request that carries a vendor's own header goes to that vendor's upstream whatever its path
 // (Anthropic's SDKs send anthropic-version on every request, Google's send x-goog-api-key): by its
@@ -35,9 +38,11 @@ func route(path string, h http.Header) string {
 		return "anthropic"
 	case strings.HasPrefix(path, "/v1beta/") || strings.Contains(path, ":generateContent") || strings.Contains(path, ":streamGenerateContent"):
 		return "gemini"
+	case strings.HasPrefix(path, "/api/projects/"):
+		return "openai"
 	case strings.HasPrefix(path, "/api/"):
 		return "ollama"
-	case strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/openai/"):
+	case strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/openai/") || strings.HasPrefix(path, "/models/"):
 		return "openai"
 	}
 	return ""
@@ -140,7 +145,7 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 		}
 		name := route(r.URL.Path, r.Header)
 		if name == "" {
-			writeError(w, http.StatusNotFound, "not_found", "otelitl-proxy: no API at "+r.URL.Path+": it forwards /v1/... (OpenAI), /openai/... (Azure OpenAI), /v1/messages (Anthropic), /v1beta/... (Gemini) and /api/... (Ollama)")
+			writeError(w, http.StatusNotFound, "not_found", "otelitl-proxy: no API at "+r.URL.Path+": it forwards /v1/... (OpenAI), /openai/... and /api/projects/... (Azure OpenAI), /models/... (Azure AI model inference), /v1/messages (Anthropic), /v1beta/... (Gemini) and /api/... (Ollama)")
 			return
 		}
 		p, ok := proxies[name]

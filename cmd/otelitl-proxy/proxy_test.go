@@ -134,6 +134,8 @@ func TestRoute(t *testing.T) {
 		"/v1beta/models/gemini-2.0-flash:streamGenerateContent": "gemini", "/v1/models/gemini-pro:generateContent": "gemini",
 		"/api/chat": "ollama", "/api/generate": "ollama", "/api/tags": "ollama",
 		"/openai/deployments/d/chat/completions": "openai", "/openai/v1/responses": "openai",
+		// Azure AI Foundry: a resource's model inference API, a project's OpenAI paths (not Ollama's /api/).
+		"/models/chat/completions": "openai", "/api/projects/p/openai/v1/responses": "openai",
 		"/": "", "/favicon.ico": "",
 	} {
 		if got := route(path, nil); got != want {
