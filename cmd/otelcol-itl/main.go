@@ -15,7 +15,8 @@
 // without http://: addresses), and a TLS file that cannot be read or does not hold what its key
 // needs (a CA file that is not a PEM certificate, a certificate and a key that are not a pair) or
 // a queue directory that cannot be written (settingFiles), which the collector would find only as
-// the component started, or at its first send. A queue directory another process holds (a second
+// the component started, or at its first send, and a queue_size the collector refuses without
+// saying what to give or takes as another number (ITL_QUEUE_BYTES=10MB, 1, a fraction: queueSizes). A queue directory another process holds (a second
 // collector on one ITL_QUEUE_DIR), which the collector reports as a bare "timeout" of the
 // exporter, is explained with the directory and its variable (queueStores). print-config,
 // redacted (its default mode), writes a URL's password as xxxxx too (urlPasswords), which the
@@ -71,7 +72,7 @@ func settings() (otelcol.CollectorSettings, *envSources, *queueStores) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), authenticators(), queues.converter()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), queueSizes(), authenticators(), queues.converter()},
 				DefaultScheme:      "env",
 			},
 		},

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
+)
+
+// TestQueueSizes: a sending_queue::queue_size the collector would refuse without a fix (text, zero
+// or less, below the batch's min_size), or take as another number (beyond int64, which its
+// decoder wrapped negative, or with a fraction, which it cut), is refused with the key, the value,
+// the unit and a value to give; the sizes the collector takes as written pass.
+func TestQueueSizes(t *testing.T) {
+	bytesQueue := func(size any) map[string]any {
+		return map[string]any{"sizer": "bytes", "queue_size": size,
+			"batch": map[string]any{"sizer": "bytes", "max_size": 3145728}}
+	}
+	for _, c := range []struct {
+		name  string
+		queue map[string]any
+		want  string // substring of the error; "": none
+	}{
+		{"the agent's default", bytesQueue(268435456), ""},
+		{"huge but an int64", bytesQueue(uint64(9223372036854775807)), ""},
+		{"whole, in exponent form", bytesQueue(1e9), ""},
+		{"at the batch's min_size", bytesQueue(8192), ""},
+		{"requests, no batch", map[string]any{"queue_size": 1}, ""},
+		{"requests with a batch of items", map[string]any{"queue_size": 1, "batch": map[string]any{}}, ""},
+		{"no size", map[string]any{"sizer": "bytes"}, ""},
+		{"with a unit", bytesQueue("10MB"), `queue_size: "10MB" is not a number: queue_size takes a whole number of bytes, without a unit (10 MiB is 10485760, 10 MB 10000000)`},
+		{"with a binary unit", bytesQueue("256MiB"), `(256 MiB is 268435456, 256 MB 256000000)`},
+		{"text", bytesQueue("lots"), `queue_size: "lots" is not a number; give a whole number of bytes, such as 268435456 for 256 MiB, without a unit`},
+		{"negative", bytesQueue(-1), `queue_size: -1 is not above 0: it is the most the queue holds, in bytes; give a whole number of bytes`},
+		{"zero", bytesQueue(0), `queue_size: 0 is not above 0`},
+		{"beyond int64", bytesQueue(1e20), `queue_size: 1e+20 is more than the most the collector takes, 9223372036854775807`},
+		{"beyond int64, unsigned", bytesQueue(uint64(1) << 63), `queue_size: 9223372036854775808 is more than the most the collector takes`},
+		{"a fraction", bytesQueue(268435456.5), `queue_size: 268435456.5 is not a whole number, and the collector would cut it to 268435456`},
+		{"below the batch's min_size", bytesQueue(1), `queue_size: 1 is below the batch's smallest size (sending_queue::batch::min_size, 8192 by default), 8192 bytes, so the queue could never hold a batch; give at least 8192`},
+		{"below a min_size set", map[string]any{"sizer": "bytes", "queue_size": 9000, "batch": map[string]any{"min_size": 10000}}, `queue_size: 9000 is below the batch's smallest size (sending_queue::batch::min_size), 10000 bytes`},
+		{"a batch in another sizer", map[string]any{"sizer": "bytes", "queue_size": 1, "batch": map[string]any{"sizer": "items"}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conf := confmap.NewFromStringMap(map[string]any{"exporters": map[string]any{
+				"otlp_grpc": map[string]any{"sending_queue": c.queue}}})
+			err := queueSizesConverter{}.Convert(context.Background(), conf)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && err == nil:
+				t.Errorf("passed, want %q", c.want)
+			case c.want != "" && !strings.Contains(err.Error(), c.want):
+				t.Errorf("error %v, want %q", err, c.want)
+			case c.want != "" && !strings.HasPrefix(err.Error(), "exporters::otlp_grpc::sending_queue::queue_size: "):
+				t.Errorf("error %v does not start with the key", err)
+			}
+		})
+	}
+}
+
+// TestValidateRefusesBadQueueBytes: validate refuses gateway.yaml and agent.yaml with an
+// ITL_QUEUE_BYTES the collector could not take as a size in bytes, saying what to give and naming
+// the variable, where it said "'queue_size' expected type 'int64', got unconvertible type
+// 'string'" (10MB), "`queue_size` must be positive" (a number beyond int64) and "`min_size` must
+// be less than or equal to `queue_size`" (1).
+func TestValidateRefusesBadQueueBytes(t *testing.T) {
+	setConfigEnv(t)
+	for _, config := range []string{"gateway.yaml", "agent.yaml"} {
+		exporter := map[string]string{"gateway.yaml": "otlp_http", "agent.yaml": "otlp_grpc"}[config]
+		for _, c := range []struct{ value, want string }{
+			{"10MB", `"10MB" is not a number: queue_size takes a whole number of bytes, without a unit (10 MiB is 10485760, 10 MB 10000000)`},
+			{"99999999999999999999", `1e+20 is more than the most the collector takes`},
+			{"1", `1 is below the batch's smallest size`},
+			{"-1", `-1 is not above 0`},
+		} {
+			out, code := otelcolItl(t, []string{"ITL_QUEUE_BYTES=" + c.value}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
+			if code != 1 {
+				t.Errorf("%s, ITL_QUEUE_BYTES=%s: exit status %d, want 1\n%s", config, c.value, code, out)
+				continue
+			}
+			for _, want := range []string{"exporters::" + exporter + "::sending_queue::queue_size: " + c.want, `ITL_QUEUE_BYTES="` + c.value + `"`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s, ITL_QUEUE_BYTES=%s: the output lacks %q:\n%s", config, c.value, want, out)
+				}
+			}
+		}
+	}
+}
