@@ -158,6 +158,17 @@ func TestUpstreamAzureDeployment(t *testing.T) {
 		{nil, []string{"-addr", "10.0.0.5:8787", "-openai", "https://res.openai.azure.com/openai/deployments/d"}, []string{"AZURE_OPENAI_ENDPOINT=http://10.0.0.5:8787"}},
 		{map[string]string{"OTELITL_PROXY_OPENAI": "https://user:s3cret@res.openai.azure.com/openai/deployments/d"}, nil, []string{
 			`OTELITL_PROXY_OPENAI="https://user:xxxxx@res.openai.azure.com/openai/deployments/d": drop /openai/deployments/d, as in OTELITL_PROXY_OPENAI=https://user:xxxxx@res.openai.azure.com:`}},
+		// Azure's v1 base URL as its docs give it: cut to the resource, which serves both kinds of
+		// client; the trailing /v1 alone left .../openai, under which an Azure client's paths, and
+		// OPENAI_BASE_URL=.../openai/v1 as the README gives it, got /openai/openai/...
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai/v1"}, []string{
+			`-openai "https://res.openai.azure.com/openai/v1": drop /openai/v1, as in -openai https://res.openai.azure.com:`,
+			"OPENAI_BASE_URL=http://127.0.0.1:8787/openai/v1", "AZURE_OPENAI_ENDPOINT=http://127.0.0.1:8787"}},
+		{nil, []string{"-openai", "https://res.cognitiveservices.azure.com/OpenAI/v1/"}, []string{"drop /OpenAI/v1, as in -openai https://res.cognitiveservices.azure.com:"}},
+		{map[string]string{"OTELITL_PROXY_OPENAI": "https://user:s3cret@res.services.ai.azure.com/openai/v1"}, nil, []string{
+			`OTELITL_PROXY_OPENAI="https://user:xxxxx@res.services.ai.azure.com/openai/v1": drop /openai/v1, as in OTELITL_PROXY_OPENAI=https://user:xxxxx@res.services.ai.azure.com:`}},
+		// Another host's /openai/v1 (Groq's) drops the /v1 only: its /openai is its own.
+		{nil, []string{"-openai", "https://api.groq.com/openai/v1"}, []string{"drop the trailing /v1, as in -openai https://api.groq.com/openai:"}},
 		// Bases that work: the resource (the azure clients' paths, and /openai/v1/... from OpenAI's
 		// client), its /openai (OpenAI's client with /v1), and paths that only look alike.
 		{nil, []string{"-openai", "https://res.openai.azure.com"}, nil},

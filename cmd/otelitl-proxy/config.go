@@ -102,6 +102,19 @@ func azureDeployment(path string) int {
 	}
 }
 
+// azureHost reports whether host is an Azure OpenAI resource's (NAME.openai.azure.com,
+// NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com), the hosts httpitl tells Azure's
+// v1 API by, in any case, with or without the root's trailing dot.
+func azureHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, suffix := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
+		if len(host) > len(suffix) && strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
 // azureBase returns u cut where its deployment's path begins, at i, without its query and
 // fragment, and what that drops.
 func azureBase(u *url.URL, i int) (*url.URL, string) {
@@ -241,6 +254,17 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			base, dropped := azureBase(u, i)
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: an Azure OpenAI client sends each request's deployment path and api-version itself (/openai/deployments/NAME/chat/completions?api-version=...), which the proxy appends to the upstream: give the client the proxy's URL as its Azure endpoint (AZURE_OPENAI_ENDPOINT=%s)",
 				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
+		}
+		if p.name == "openai" && azureHost(u.Hostname()) && strings.HasSuffix(strings.ToLower(u.Path), "/openai/v1") && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" {
+			// Azure's v1 base URL as its docs give it (https://NAME.openai.azure.com/openai/v1):
+			// cut to the resource, not to .../openai as the trailing /v1 alone would say, which
+			// serves OpenAI's client at the proxy's /v1 but doubles the /openai of every path an
+			// Azure client sends, and of OPENAI_BASE_URL=http://ADDR/openai/v1 as the README gives it.
+			fixed := *u
+			fixed.Path, fixed.RawPath = u.Path[:len(u.Path)-len("/openai/v1")], ""
+			at := proxyURL(c.addr, c.tlsCert != "")
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: Azure OpenAI's clients send the /openai of each path themselves, which the proxy appends to the upstream: give OpenAI's client OPENAI_BASE_URL=%s/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=%s",
+				setting(c.name(p.name), u.Redacted()), u.Path[len(fixed.Path):], assign(c.name(p.name), fixed.Redacted()), at, at)
 		}
 		if base, dropped := baseOf(u, p); dropped != "" {
 			// Redacted: the URL may carry a password, which the message would show twice.
