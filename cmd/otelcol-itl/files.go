@@ -23,7 +23,8 @@ var tlsFileKeys = []string{"ca_file", "cert_file", "key_file", "client_ca_file"}
 // settingFiles refuses, at validate and before start, the files and directories a configuration
 // names that the collector could not use: a tls section's file that cannot be read, a CA file that
 // is not a PEM certificate, a certificate and a key that are not a pair (tlsSection), and a
-// file_storage directory this user cannot write or create. The collector finds them only when the
+// file_storage directory this user cannot write or create, or that begins with a ~ nothing
+// expanded (tildeDir). The collector finds them only when the
 // component starts, so that validate passed a config whose OTLP_CA_FILE named no file, or whose
 // ITL_QUEUE_DIR was under /var/lib for a user other than root. Empty values are left alone: they
 // mean the system's roots, no client certificate, or the extension's default directory.
@@ -206,12 +207,38 @@ func storageDirs(conf *confmap.Conf) []error {
 		if strings.TrimSpace(dir) == "" {
 			continue // the extension's default, which it checks itself
 		}
+		if err := tildeDir(dir); err != nil {
+			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
+			continue
+		}
 		create, _ := settings["create_directory"].(bool)
 		if err := writableDir(dir, create); err != nil {
 			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
 		}
 	}
 	return errs
+}
+
+// tildeDir refuses a directory that begins with ~ (ITL_QUEUE_DIR="~/queue", quoted in a shell or
+// written in a compose or unit file, where nothing expands it): the collector takes it as written
+// and creates a directory named "~" under its working directory, which validate passed and a
+// later "rm -rf ~" meant for it would turn into the home directory's removal.
+func tildeDir(dir string) error {
+	if !strings.HasPrefix(dir, "~") {
+		return nil
+	}
+	first, rest := dir, ""
+	if i := strings.IndexByte(dir, '/'); i >= 0 {
+		first, rest = dir[:i], dir[i:]
+	}
+	example := "/home/" + strings.TrimPrefix(first, "~") + rest // ~alice/queue
+	if first == "~" {
+		example = "/home/USER" + rest
+		if home, err := os.UserHomeDir(); err == nil {
+			example = filepath.Join(home, rest)
+		}
+	}
+	return fmt.Errorf("%q begins with ~, which nothing expanded (a shell does not in quotes, nor do a compose or unit file and the collector): it would create a directory named %q in the working directory; give the full path, such as %s", dir, first, example)
 }
 
 // writableDir reports why dir cannot hold the collector's files: not writable, not a directory,

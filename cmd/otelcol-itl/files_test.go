@@ -89,6 +89,10 @@ func TestStorageDirs(t *testing.T) {
 		{"a file", file, true, `extensions::file_storage/queue::directory: "` + file + `" is a file, not a directory`, false},
 		{"missing, not to be created", filepath.Join(dir, "missing"), false, `does not exist; create it, or set create_directory: true`, false},
 		{"under a file", filepath.Join(file, "queue"), true, `cannot be created: "` + file + `" is a file`, false},
+		{"beginning with ~", "~/otel-queue", true, `extensions::file_storage/queue::directory: "~/otel-queue" begins with ~, which nothing expanded`, false},
+		{"~ alone", "~", true, `it would create a directory named "~" in the working directory; give the full path`, false},
+		{"another user's ~", "~alice/queue", true, `it would create a directory named "~alice" in the working directory; give the full path, such as /home/alice/queue`, false},
+		{"a ~ further on", filepath.Join(dir, "~", "queue"), true, "", false},
 		{"not writable", locked, false, `"` + locked + `" cannot be written by this user`, true},
 		{"under one not writable", filepath.Join(locked, "queue"), true, `cannot be created: "` + locked + `" is not writable by this user`, true},
 	} {
@@ -108,23 +112,29 @@ func TestStorageDirs(t *testing.T) {
 }
 
 // TestValidateRefusesUnusableQueueDir: validate refuses gateway.yaml and agent.yaml, whose queues
-// are on disk, when the queue directory cannot be created, naming ITL_QUEUE_DIR.
+// are on disk, when the queue directory cannot be created, or begins with a ~ nothing expanded
+// (which validate passed, and the collector created as a directory named "~"), naming
+// ITL_QUEUE_DIR.
 func TestValidateRefusesUnusableQueueDir(t *testing.T) {
 	setConfigEnv(t)
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	queue := filepath.Join(file, "queue")
-	for _, config := range []string{"gateway.yaml", "agent.yaml"} {
-		out, code := otelcolItl(t, []string{"ITL_QUEUE_DIR=" + queue}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
-		if code != 1 {
-			t.Errorf("%s: exit status %d, want 1\n%s", config, code, out)
-			continue
-		}
-		for _, want := range []string{`extensions::file_storage::directory: "` + queue + `" cannot be created`, `ITL_QUEUE_DIR="` + queue + `"`} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s: the output lacks %q:\n%s", config, want, out)
+	for _, c := range []struct{ queue, want string }{
+		{filepath.Join(file, "queue"), "cannot be created"},
+		{"~/otel-queue", "begins with ~, which nothing expanded"},
+	} {
+		for _, config := range []string{"gateway.yaml", "agent.yaml"} {
+			out, code := otelcolItl(t, []string{"ITL_QUEUE_DIR=" + c.queue}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
+			if code != 1 {
+				t.Errorf("%s, ITL_QUEUE_DIR=%s: exit status %d, want 1\n%s", config, c.queue, code, out)
+				continue
+			}
+			for _, want := range []string{`extensions::file_storage::directory: "` + c.queue + `" ` + c.want, `ITL_QUEUE_DIR="` + c.queue + `"`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s: the output lacks %q:\n%s", config, want, out)
+				}
 			}
 		}
 	}
