@@ -215,7 +215,8 @@ func listenPort(port string, names bool) error {
 const portFix = "give a port from 0 to 65535 (0: any free port, chosen at start)"
 
 // grpcTarget reports why the OTLP/gRPC exporter's endpoint a cannot be dialled: a port alone or
-// no port, its port beyond 65535 or 0, its host no host name. configgrpc refuses the first two
+// no port, its port beyond 65535 or 0, its host no host name, a user or password before the host
+// (written xxxxx in the error). configgrpc refuses the first two
 // itself, but says "address 4317: missing port in address" of a port alone (agent.yaml's
 // OTLP_ENDPOINT=4317), which has one, and names no fix for either. What else it refuses (a port
 // that is not a number) and what it passes to a gRPC resolver (dns:///..., unix://) are left to it.
@@ -228,6 +229,16 @@ func grpcTarget(a string) error {
 		return nil
 	}
 	scheme := a[:len(a)-len(target)]
+	authority := target
+	if i := strings.IndexAny(target, "/?#"); i >= 0 {
+		authority = target[:i]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		// configgrpc takes all before the port as the host and refuses it ("address
+		// user:PASSWORD@host:4317: too many colons in address"), printing the password at
+		// validate; user@host was refused as no host name, without saying why.
+		return fmt.Errorf("%q has a user or password before its host, which an OTLP/gRPC endpoint cannot carry; write the backend's host and port alone, such as %s%s, and send the credentials with the exporter's auth (bearertokenauth, as OTLP_TOKEN) or headers", redact(a), scheme, authority[at+1:])
+	}
 	if strings.TrimSpace(target) == "" {
 		return fmt.Errorf("%q has no host or port; write the backend's host and port, such as %sbackend.example.com:4317", a, scheme)
 	}
