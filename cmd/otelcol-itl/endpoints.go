@@ -128,6 +128,10 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			for _, k := range []string{"endpoint", "traces_endpoint", "metrics_endpoint", "logs_endpoint"} {
 				check("exporters::"+id+"::"+k, settings[k], httpURL)
 			}
+		case "prometheus_remote_write", "prometheusremotewrite":
+			// The exporter refused one without a scheme as "invalid endpoint", without the key,
+			// and took a port beyond 65535 until its first send.
+			check("exporters::"+id+"::endpoint", settings["endpoint"], httpURL)
 		}
 	}
 	readers, _ := conf.Get("service::telemetry::metrics::readers").([]any)
