@@ -94,6 +94,10 @@ func queueSize(v any, sizer string, batch, queue map[string]any) error {
 		}
 		n = int64(v)
 	case string:
+		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			// Quoted in the file ("1000"), which the collector's decoder takes as text.
+			return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
+		}
 		if m := withUnit.FindStringSubmatch(v); m != nil && sizer == "bytes" {
 			num, _ := strconv.ParseFloat(m[1], 64)
 			prefix := strings.ToUpper(m[2])

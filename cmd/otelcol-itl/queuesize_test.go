@@ -32,6 +32,7 @@ func TestQueueSizes(t *testing.T) {
 		{"no size", map[string]any{"sizer": "bytes"}, ""},
 		{"with a unit", bytesQueue("10MB"), `queue_size: "10MB" is not a number: queue_size takes a whole number of bytes, without a unit (10 MiB is 10485760, 10 MB 10000000)`},
 		{"with a binary unit", bytesQueue("256MiB"), `(256 MiB is 268435456, 256 MB 256000000)`},
+		{"quoted", bytesQueue("1000000"), `queue_size: "1000000" is a number written as text, which the collector refuses; write it without quotes`},
 		{"text", bytesQueue("lots"), `queue_size: "lots" is not a number; give a whole number of bytes, such as 268435456 for 256 MiB, without a unit`},
 		{"negative", bytesQueue(-1), `queue_size: -1 is not above 0: it is the most the queue holds, in bytes; give a whole number of bytes`},
 		{"zero", bytesQueue(0), `queue_size: 0 is not above 0`},
