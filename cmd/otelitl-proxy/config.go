@@ -102,14 +102,17 @@ func azureDeployment(path string) int {
 	}
 }
 
-// azureHost reports whether host is an Azure OpenAI resource's (NAME.openai.azure.com,
-// NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com), the hosts httpitl tells Azure's
-// v1 API by, in any case, with or without the root's trailing dot.
+// azureHost reports whether host is an Azure OpenAI, AI services or Foundry resource's
+// (NAME.openai.azure.com, NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com, and the
+// same in Azure Government's azure.us and Azure China's azure.cn), the hosts httpitl tells
+// Azure's v1 API by, in any case, with or without the root's trailing dot.
 func azureHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	for _, suffix := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
-		if len(host) > len(suffix) && strings.HasSuffix(host, suffix) {
-			return true
+	for _, service := range []string{".openai", ".cognitiveservices", ".services.ai"} {
+		for _, cloud := range []string{".azure.com", ".azure.us", ".azure.cn"} {
+			if suffix := service + cloud; len(host) > len(suffix) && strings.HasSuffix(host, suffix) {
+				return true
+			}
 		}
 	}
 	return false
