@@ -48,8 +48,8 @@ func (queueSizesConverter) Convert(_ context.Context, conf *confmap.Conf) error 
 	for _, id := range ids {
 		queue := asMap(asMap(exporters[id])["sending_queue"])
 		v, ok := queue["queue_size"]
-		if !ok || v == nil {
-			continue
+		if enabled, set := queue["enabled"].(bool); !ok || v == nil || (set && !enabled) {
+			continue // no size, or a queue turned off, whose settings the collector does not check
 		}
 		sizer, _ := queue["sizer"].(string)
 		if sizer == "" {

@@ -30,6 +30,8 @@ func TestQueueSizes(t *testing.T) {
 		{"requests, no batch", map[string]any{"queue_size": 1}, ""},
 		{"requests with a batch of items", map[string]any{"queue_size": 1, "batch": map[string]any{}}, ""},
 		{"no size", map[string]any{"sizer": "bytes"}, ""},
+		{"a queue turned off", map[string]any{"enabled": false, "queue_size": 0}, ""},
+		{"a queue turned on", map[string]any{"enabled": true, "queue_size": 0}, `queue_size: 0 is not above 0`},
 		{"with a unit", bytesQueue("10MB"), `queue_size: "10MB" is not a number: queue_size takes a whole number of bytes, without a unit (10 MiB is 10485760, 10 MB 10000000)`},
 		{"with a binary unit", bytesQueue("256MiB"), `(256 MiB is 268435456, 256 MB 256000000)`},
 		{"quoted", bytesQueue("1000000"), `queue_size: "1000000" is a number written as text, which the collector refuses; write it without quotes`},
