@@ -237,7 +237,7 @@ func grpcTarget(a string) error {
 	if i := strings.IndexAny(target, "/?#"); i >= 0 {
 		authority = target[:i]
 	}
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
+	if at := strings.LastIndex(authority, "@"); at >= 0 && !strings.HasPrefix(a, "unix:") && !strings.HasPrefix(a, "unix-abstract:") {
 		// configgrpc takes all before the port as the host and refuses it ("address
 		// user:PASSWORD@host:4317: too many colons in address"), printing the password at
 		// validate; user@host was refused as no host name, without saying why.

@@ -115,6 +115,7 @@ func TestAddresses(t *testing.T) {
 			`exporters::otlp_grpc::endpoint: "https://user:xxxxx@gateway.example:4317" has a user or password before its host, which an OTLP/gRPC endpoint cannot carry; write the backend's host and port alone, such as https://gateway.example:4317, and send the credentials with the exporter's auth`},
 		{"a gRPC backend with a password, no scheme", exporter("otlp_grpc", "endpoint", "user:s3cr3t@gateway.example:4317"),
 			`"user:xxxxx@gateway.example:4317" has a user or password before its host`},
+		{"a unix socket's name with an @", exporter("otlp_grpc", "endpoint", "unix-abstract:@otel"), ""},
 		{"a gRPC backend with a user", exporter("otlp_grpc", "endpoint", "user@gateway.example:4317"),
 			`"user@gateway.example:4317" has a user or password before its host, which an OTLP/gRPC endpoint cannot carry; write the backend's host and port alone, such as gateway.example:4317`},
 		{"a remote-write backend", exporter("prometheus_remote_write", "endpoint", "https://mimir.example/api/v1/push"), ""},
