@@ -119,7 +119,10 @@ func tlsSection(path []string, section map[string]any) []error {
 	var errs []error
 	contents := map[string][]byte{} // the readable files' contents, by key; nil: not checked
 	for _, k := range tlsFileKeys {
-		if err := readable(section[k]); err != nil {
+		// A receiver's certificate and key cannot be left empty: its TLS needs both (gateway.yaml
+		// requires TLS_CERT_FILE and TLS_KEY_FILE), where a CA or a client's certificate can.
+		emptyOK := !(len(path) > 0 && path[0] == "receivers" && (k == "cert_file" || k == "key_file"))
+		if err := readable(section[k], emptyOK); err != nil {
 			errs = append(errs, keyErr(strings.Join(append(path, k), "::"), err))
 			continue
 		}
@@ -164,8 +167,9 @@ func regularFile(name string) []byte {
 }
 
 // readable reports why the file v names cannot be read, or nil for an empty value (or one that is
-// not a string, which the component's own decoding refuses).
-func readable(v any) error {
+// not a string, which the component's own decoding refuses). emptyOK says whether the fix may be
+// to leave the setting empty: for a receiver's certificate and key it may not.
+func readable(v any, emptyOK bool) error {
 	name, ok := v.(string)
 	if !ok || strings.TrimSpace(name) == "" {
 		return nil
@@ -182,6 +186,9 @@ func readable(v any) error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if !emptyOK {
+			return fmt.Errorf("%q does not exist; give the path of the PEM file", name)
+		}
 		return fmt.Errorf("%q does not exist; give the path of the PEM file, or leave the setting empty", name)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%q cannot be read by this user (permission denied); make it readable to the collector", name)

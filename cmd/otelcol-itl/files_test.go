@@ -243,8 +243,10 @@ func TestTLSFileFaultOnce(t *testing.T) {
 		{"a certificate and key swapped", receivers(map[string]any{"cert_file": key, "key_file": cert}, map[string]any{"cert_file": key, "key_file": cert}),
 			grpc + "cert_file, key_file and " + http + `cert_file, key_file: "` + key + `" holds a private key and "` + cert + `" a certificate: the two are given swapped; give the certificate in cert_file and its key in key_file`},
 		{"each fault once, in order", receivers(map[string]any{"cert_file": missing, "client_ca_file": text}, map[string]any{"cert_file": missing, "client_ca_file": text}),
-			grpc + "cert_file and " + http + `cert_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty` + "\n" +
+			grpc + "cert_file and " + http + `cert_file: "` + missing + `" does not exist; give the path of the PEM file` + "\n" +
 				grpc + "client_ca_file and " + http + `client_ca_file: "` + text + `" is not a PEM certificate: it holds no PEM block; give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)`},
+		{"a missing key, which cannot be left empty", receivers(map[string]any{"cert_file": cert, "key_file": missing}, map[string]any{"cert_file": cert, "key_file": missing}),
+			grpc + "key_file and " + http + `key_file: "` + missing + `" does not exist; give the path of the PEM file`},
 		{"different files, an error each", receivers(map[string]any{"client_ca_file": text}, map[string]any{"client_ca_file": missing}),
 			grpc + `client_ca_file: "` + text + `" is not a PEM certificate: it holds no PEM block; give the CA's certificate as a PEM file (-----BEGIN CERTIFICATE-----)` + "\n" +
 				http + `client_ca_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty`},
