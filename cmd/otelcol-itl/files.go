@@ -23,8 +23,8 @@ var tlsFileKeys = []string{"ca_file", "cert_file", "key_file", "client_ca_file"}
 // settingFiles refuses, at validate and before start, the files and directories a configuration
 // names that the collector could not use: a tls section's file that cannot be read, a CA file that
 // is not a PEM certificate, a certificate and a key that are not a pair (tlsSection), and a
-// file_storage directory this user cannot write or create, or that begins with a ~ nothing
-// expanded (tildeDir). The collector finds them only when the
+// file_storage directory this user cannot write or create, that holds a queue's file this user
+// cannot open (queueFiles), or that begins with a ~ nothing expanded (tildeDir). The collector finds them only when the
 // component starts, so that validate passed a config whose OTLP_CA_FILE named no file, or whose
 // ITL_QUEUE_DIR was under /var/lib for a user other than root. Empty values are left alone: they
 // mean the system's roots, no client certificate, or the extension's default directory.
@@ -221,9 +221,51 @@ func storageDirs(conf *confmap.Conf) []error {
 		create, _ := settings["create_directory"].(bool)
 		if err := writableDir(dir, create); err != nil {
 			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
+			continue
+		}
+		if err := queueFiles(conf, id, dir); err != nil {
+			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
 		}
 	}
 	return errs
+}
+
+// queueFiles refuses a queue's file in dir, left by an earlier run, that this user cannot open for
+// reading and writing: the directory can be written, but the agent run once as root and then as
+// its service user stopped at start with `failed to start "otlp_grpc" exporter: open
+// .../exporter_otlp_grpc__traces: permission denied`, which validate had passed, and which named
+// neither ITL_QUEUE_DIR nor the fix. The files are those of the exporters whose sending queue is on
+// the file_storage extension id (file_storage names them kind_type_name_signal).
+func queueFiles(conf *confmap.Conf, id, dir string) error {
+	var ids []string
+	for exp, settings := range asMap(conf.Get("exporters")) {
+		if storage, _ := asMap(asMap(settings)["sending_queue"])["storage"].(string); storage == id {
+			ids = append(ids, exp)
+		}
+	}
+	sort.Strings(ids)
+	var denied []string
+	for _, exp := range ids {
+		typ, name, _ := strings.Cut(exp, "/")
+		files, _ := filepath.Glob(filepath.Join(dir, "exporter_"+typ+"_"+name+"_*"))
+		for _, f := range files {
+			if st, err := os.Lstat(f); err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			file, err := os.OpenFile(f, os.O_RDWR|syscall.O_NONBLOCK, 0)
+			if err == nil {
+				file.Close()
+				continue
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				denied = append(denied, filepath.Base(f))
+			}
+		}
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%q holds the queue's file %s of an earlier run, which this user cannot open for writing (permission denied: left by another user, such as root); give it to the collector's user (chown), or give another directory", dir, strings.Join(denied, ", "))
 }
 
 // tildeDir refuses a directory that begins with ~ (ITL_QUEUE_DIR="~/queue", quoted in a shell or

@@ -111,6 +111,40 @@ func TestStorageDirs(t *testing.T) {
 	}
 }
 
+// TestQueueFileOfAnotherUser: a queue's file an earlier run left that this user cannot open for
+// writing (the agent run once as root, then as its service user) is refused, naming the directory's
+// key, the file and the fix, where validate passed and the start failed with "open ...: permission
+// denied". A file of another exporter, or this user's own, is left alone.
+func TestQueueFileOfAnotherUser(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root opens any file; checked by hand as nobody (setpriv), see the commit")
+	}
+	dir := t.TempDir()
+	files := map[string]os.FileMode{
+		"exporter_otlp_grpc__traces":  0o400, // not writable by this user, as root's 0600 file is not
+		"exporter_otlp_http__traces":  0o400, // another exporter's
+		"exporter_otlp_grpc_b_traces": 0o600,
+	}
+	for name, mode := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := func(exporter string) *confmap.Conf {
+		return confmap.NewFromStringMap(map[string]any{
+			"extensions": map[string]any{"file_storage": map[string]any{"directory": dir, "create_directory": true}},
+			"exporters":  map[string]any{exporter: map[string]any{"sending_queue": map[string]any{"storage": "file_storage"}}}})
+	}
+	err := settingFilesConverter{}.Convert(context.Background(), conf("otlp_grpc"))
+	want := `extensions::file_storage::directory: "` + dir + `" holds the queue's file exporter_otlp_grpc__traces of an earlier run, which this user cannot open for writing`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if err := (settingFilesConverter{}).Convert(context.Background(), conf("otlp_grpc/b")); err != nil {
+		t.Errorf("this user's own file refused: %v", err)
+	}
+}
+
 // TestValidateRefusesUnusableQueueDir: validate refuses gateway.yaml and agent.yaml, whose queues
 // are on disk, when the queue directory cannot be created, or begins with a ~ nothing expanded
 // (which validate passed, and the collector created as a directory named "~"), naming
