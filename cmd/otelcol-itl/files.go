@@ -185,6 +185,10 @@ func readable(v any, emptyOK bool) error {
 		return nil
 	}
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(name, "~"):
+		// OTLP_CA_FILE="~/ca.pem", quoted or in a compose or unit file: nothing expands the ~.
+		first, example := tildeFix(name)
+		return fmt.Errorf("%q does not exist: it begins with ~, which nothing expanded (a shell does not in quotes, nor do a compose or unit file and the collector), so it names a directory %q in the working directory; give the full path, such as %s", name, first, example)
 	case errors.Is(err, fs.ErrNotExist):
 		if !emptyOK {
 			return fmt.Errorf("%q does not exist; give the path of the PEM file", name)
@@ -276,18 +280,25 @@ func tildeDir(dir string) error {
 	if !strings.HasPrefix(dir, "~") {
 		return nil
 	}
-	first, rest := dir, ""
-	if i := strings.IndexByte(dir, '/'); i >= 0 {
-		first, rest = dir[:i], dir[i:]
+	first, example := tildeFix(dir)
+	return fmt.Errorf("%q begins with ~, which nothing expanded (a shell does not in quotes, nor do a compose or unit file and the collector): it would create a directory named %q in the working directory; give the full path, such as %s", dir, first, example)
+}
+
+// tildeFix returns, for a path p that begins with ~, its first element (~ or ~NAME) and the path
+// to give instead: the user's home for ~/, /home/NAME for ~NAME/.
+func tildeFix(p string) (first, example string) {
+	first, rest := p, ""
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		first, rest = p[:i], p[i:]
 	}
-	example := "/home/" + strings.TrimPrefix(first, "~") + rest // ~alice/queue
+	example = "/home/" + strings.TrimPrefix(first, "~") + rest // ~alice/queue
 	if first == "~" {
 		example = "/home/USER" + rest
 		if home, err := os.UserHomeDir(); err == nil {
 			example = filepath.Join(home, rest)
 		}
 	}
-	return fmt.Errorf("%q begins with ~, which nothing expanded (a shell does not in quotes, nor do a compose or unit file and the collector): it would create a directory named %q in the working directory; give the full path, such as %s", dir, first, example)
+	return first, example
 }
 
 // writableDir reports why dir cannot hold the collector's files: not writable, not a directory,

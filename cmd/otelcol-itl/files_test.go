@@ -29,6 +29,8 @@ func TestTLSFilesReadable(t *testing.T) {
 		{"empty values", map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": map[string]any{"ca_file": "", "cert_file": " ", "key_file": nil}}}}, nil},
 		{"a missing CA", map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": map[string]any{"ca_file": missing}}}},
 			[]string{`exporters::otlp_grpc::tls::ca_file: "` + missing + `" does not exist; give the path of the PEM file, or leave the setting empty`}},
+		{"a path beginning with ~", map[string]any{"exporters": map[string]any{"otlp_grpc": map[string]any{"tls": map[string]any{"ca_file": "~/no-such-otelcol-itl-ca.pem"}}}},
+			[]string{`exporters::otlp_grpc::tls::ca_file: "~/no-such-otelcol-itl-ca.pem" does not exist: it begins with ~, which nothing expanded`, `so it names a directory "~" in the working directory; give the full path`}},
 		{"a directory", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{"tls": map[string]any{"cert_file": dir, "key_file": pem}}}}}},
 			[]string{`receivers::otlp::protocols::grpc::tls::cert_file: "` + dir + `" is a directory`}},
 		{"every one, in order", map[string]any{"exporters": map[string]any{"otlp_http": map[string]any{"tls": map[string]any{"key_file": missing, "cert_file": missing}}}},
