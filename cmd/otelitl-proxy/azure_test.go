@@ -168,7 +168,9 @@ func TestUpstreamAzureDeployment(t *testing.T) {
 		{map[string]string{"OTELITL_PROXY_OPENAI": "https://user:s3cret@res.services.ai.azure.com/openai/v1"}, nil, []string{
 			`OTELITL_PROXY_OPENAI="https://user:xxxxx@res.services.ai.azure.com/openai/v1": drop /openai/v1, as in OTELITL_PROXY_OPENAI=https://user:xxxxx@res.services.ai.azure.com:`}},
 		{nil, []string{"-openai", "https://res.openai.azure.us/openai/v1"}, []string{"drop /openai/v1, as in -openai https://res.openai.azure.us:"}},
-		{nil, []string{"-openai", "https://res.services.ai.azure.com/api/projects/p1/openai/v1"}, []string{"drop /openai/v1, as in -openai https://res.services.ai.azure.com/api/projects/p1:"}},
+		// A Foundry project's: the resource, the project's path to the client, as the README gives them.
+		{nil, []string{"-openai", "https://res.services.ai.azure.com/api/projects/p1/openai/v1"}, []string{
+			"drop /api/projects/p1/openai/v1, as in -openai https://res.services.ai.azure.com:", "OPENAI_BASE_URL=http://127.0.0.1:8787/api/projects/p1/openai/v1"}},
 		// Another host's /openai/v1 (Groq's) drops the /v1 only: its /openai is its own.
 		{nil, []string{"-openai", "https://api.groq.com/openai/v1"}, []string{"drop the trailing /v1, as in -openai https://api.groq.com/openai:"}},
 		// Bases that work: the resource (the azure clients' paths, and /openai/v1/... from OpenAI's

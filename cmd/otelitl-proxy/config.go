@@ -102,6 +102,10 @@ func azureDeployment(path string) int {
 	}
 }
 
+// foundryProject matches an Azure AI Foundry project's OpenAI v1 path at the end of an upstream's
+// path: /api/projects/P/openai/v1.
+var foundryProject = regexp.MustCompile(`(?i)/api/projects/[^/]+/openai/v1$`)
+
 // azureHost reports whether host is an Azure OpenAI, AI services or Foundry resource's
 // (NAME.openai.azure.com, NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com, and the
 // same in Azure Government's azure.us and Azure China's azure.cn), the hosts httpitl tells
@@ -266,6 +270,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			fixed := *u
 			fixed.Path, fixed.RawPath = u.Path[:len(u.Path)-len("/openai/v1")], ""
 			at := proxyURL(c.addr, c.tlsCert != "")
+			if m := foundryProject.FindStringIndex(u.Path); m != nil {
+				// A Foundry project's (.../api/projects/P/openai/v1): the proxy routes the project's
+				// path to the -openai upstream, so the client keeps it and the upstream is the resource.
+				fixed.Path = u.Path[:m[0]]
+				return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path, the project's included: give OpenAI's client OPENAI_BASE_URL=%s%s",
+					setting(c.name(p.name), u.Redacted()), u.Path[m[0]:], assign(c.name(p.name), fixed.Redacted()), at, u.Path[m[0]:])
+			}
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: Azure OpenAI's clients send the /openai of each path themselves, which the proxy appends to the upstream: give OpenAI's client OPENAI_BASE_URL=%s/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=%s",
 				setting(c.name(p.name), u.Redacted()), u.Path[len(fixed.Path):], assign(c.name(p.name), fixed.Redacted()), at, at)
 		}
