@@ -27,7 +27,12 @@ const defaultBatchMinSize = 8192
 //   - zero or less: the collector's "`queue_size` must be positive" named no unit nor a value;
 //   - one below the batch's min_size (8192 by default) in the same sizer, which the collector
 //     refused as "`min_size` must be less than or equal to `queue_size`", naming a min_size the
-//     shipped configs do not set (ITL_QUEUE_BYTES=1).
+//     shipped configs do not set (ITL_QUEUE_BYTES=1);
+//   - a queue counted in bytes that holds less than one request its OTLP receivers accept: the
+//     queue takes each request whole, as a receiver hands it over (the batch cuts it only when it
+//     leaves), so a larger one was refused every time, the client told "sending queue is full"
+//     however empty the queue was, and the collector started without a word (ITL_QUEUE_BYTES of
+//     16 MiB beside receivers that take 32).
 //
 // Each error names the key, the value, the queue's unit (its sizer) and a value to give; the note
 // that follows names the variable that set it.
@@ -44,6 +49,7 @@ func (queueSizesConverter) Convert(_ context.Context, conf *confmap.Conf) error 
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	largest := largestRequests(conf)
 	var errs []error
 	for _, id := range ids {
 		queue := asMap(asMap(exporters[id])["sending_queue"])
@@ -55,11 +61,101 @@ func (queueSizesConverter) Convert(_ context.Context, conf *confmap.Conf) error 
 		if sizer == "" {
 			sizer = "requests" // exporterhelper's default
 		}
-		if err := queueSize(v, sizer, asMap(queue["batch"]), queue); err != nil {
+		err := queueSize(v, sizer, asMap(queue["batch"]), queue)
+		if r, fed := largest[id]; err == nil && fed && sizer == "bytes" {
+			if n, _ := wholeNumber(v); n < r.bytes {
+				err = fmt.Errorf("%d bytes is less than one request the receiver %s takes (%s: %d bytes): the queue takes a request whole, so a larger one is refused every time (the client is told \"sending queue is full\"); give at least %d, or lower %s", n, r.receiver, r.key, r.bytes, r.bytes, r.key)
+			}
+		}
+		if err != nil {
 			errs = append(errs, keyErr("exporters::"+id+"::sending_queue::queue_size", err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// request is the largest request an OTLP receiver takes, and the key that sets it.
+type request struct {
+	bytes         int64
+	receiver, key string
+}
+
+// The OTLP receiver's limits when its config sets none: gRPC's default message size, and
+// confighttp's default max_request_body_size.
+const (
+	defaultGRPCMessage = 4 << 20
+	defaultHTTPBody    = 20 << 20
+)
+
+// largestRequests returns, for each exporter that a pipeline feeds from OTLP receivers, the
+// largest request any of those receivers takes.
+func largestRequests(conf *confmap.Conf) map[string]request {
+	receivers := asMap(conf.Get("receivers"))
+	out := map[string]request{}
+	for _, p := range asMap(asMap(conf.Get("service"))["pipelines"]) {
+		var max request
+		for _, id := range asStrings(asMap(p)["receivers"]) {
+			if id != "otlp" && !strings.HasPrefix(id, "otlp/") {
+				continue
+			}
+			protocols := asMap(asMap(receivers[id])["protocols"])
+			key := "receivers::" + id + "::protocols::"
+			if grpc, ok := protocols["grpc"]; ok {
+				r := request{defaultGRPCMessage, id, key + "grpc::max_recv_msg_size_mib, 4 by default"}
+				if mib, ok := wholeNumber(asMap(grpc)["max_recv_msg_size_mib"]); ok && mib > 0 && mib <= math.MaxInt64>>20 {
+					r = request{mib << 20, id, key + "grpc::max_recv_msg_size_mib"}
+				}
+				if r.bytes > max.bytes {
+					max = r
+				}
+			}
+			if http, ok := protocols["http"]; ok {
+				r := request{defaultHTTPBody, id, key + "http::max_request_body_size, 20 MiB by default"}
+				if n, ok := wholeNumber(asMap(http)["max_request_body_size"]); ok && n > 0 {
+					r = request{n, id, key + "http::max_request_body_size"}
+				}
+				if r.bytes > max.bytes {
+					max = r
+				}
+			}
+		}
+		if max.bytes == 0 {
+			continue
+		}
+		for _, id := range asStrings(asMap(p)["exporters"]) {
+			if max.bytes > out[id].bytes {
+				out[id] = max
+			}
+		}
+	}
+	return out
+}
+
+// wholeNumber returns v as an int64 when it is a whole number the collector would take as one.
+func wholeNumber(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int:
+		return int64(v), true
+	case int64:
+		return v, true
+	case uint64:
+		return int64(v), v <= math.MaxInt64
+	case float64:
+		return int64(v), v == math.Trunc(v) && v < math.MaxInt64 && v >= math.MinInt64
+	}
+	return 0, false
+}
+
+// asStrings returns the strings of a list in a configuration.
+func asStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // withUnit is a size written with a unit: 10MB, 256 MiB, 2G.

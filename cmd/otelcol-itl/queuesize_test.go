@@ -63,6 +63,54 @@ func TestQueueSizes(t *testing.T) {
 	}
 }
 
+// TestQueueHoldsARequest: a queue counted in bytes must hold the largest request an OTLP receiver
+// of its pipelines takes, since it takes each request whole; below that, the larger requests were
+// refused every time ("sending queue is full") by a collector that started without a word.
+func TestQueueHoldsARequest(t *testing.T) {
+	conf := func(size any, protocols map[string]any, receivers ...any) *confmap.Conf {
+		return confmap.NewFromStringMap(map[string]any{
+			"receivers": map[string]any{"otlp": map[string]any{"protocols": protocols}, "otlp/b": map[string]any{"protocols": map[string]any{"grpc": nil}}},
+			"exporters": map[string]any{"otlp_grpc": map[string]any{"sending_queue": map[string]any{"sizer": "bytes", "queue_size": size}}},
+			"service": map[string]any{"pipelines": map[string]any{
+				"traces":  map[string]any{"receivers": receivers, "exporters": []any{"otlp_grpc"}},
+				"metrics": map[string]any{"receivers": []any{"itl_metrics"}, "exporters": []any{"otlp_grpc"}},
+			}},
+		})
+	}
+	grpc32 := map[string]any{"grpc": map[string]any{"max_recv_msg_size_mib": 32}}
+	both := map[string]any{"grpc": map[string]any{"max_recv_msg_size_mib": 8}, "http": map[string]any{"max_request_body_size": 33554432}}
+	key := "exporters::otlp_grpc::sending_queue::queue_size: "
+	for _, c := range []struct {
+		name string
+		conf *confmap.Conf
+		want string
+	}{
+		{"holds the largest", conf(33554432, grpc32, "otlp"), ""},
+		{"below gRPC's limit", conf(16777216, grpc32, "otlp"), key + "16777216 bytes is less than one request the receiver otlp takes (receivers::otlp::protocols::grpc::max_recv_msg_size_mib: 33554432 bytes): the queue takes a request whole, so a larger one is refused every time (the client is told \"sending queue is full\"); give at least 33554432, or lower receivers::otlp::protocols::grpc::max_recv_msg_size_mib"},
+		{"below HTTP's, the larger", conf(16777216, both, "otlp"), "(receivers::otlp::protocols::http::max_request_body_size: 33554432 bytes)"},
+		{"defaults", conf(16777216, map[string]any{"grpc": nil, "http": nil}, "otlp"), "(receivers::otlp::protocols::http::max_request_body_size, 20 MiB by default: 20971520 bytes)"},
+		{"gRPC's default", conf(1<<20, map[string]any{}, "otlp/b"), "the receiver otlp/b takes (receivers::otlp/b::protocols::grpc::max_recv_msg_size_mib, 4 by default: 4194304 bytes)"},
+		{"fed by no OTLP receiver", conf(16777216, grpc32), ""},
+		{"a queue in requests", confmap.NewFromStringMap(map[string]any{
+			"receivers": map[string]any{"otlp": map[string]any{"protocols": grpc32}},
+			"exporters": map[string]any{"otlp_grpc": map[string]any{"sending_queue": map[string]any{"queue_size": 10}}},
+			"service":   map[string]any{"pipelines": map[string]any{"traces": map[string]any{"receivers": []any{"otlp"}, "exporters": []any{"otlp_grpc"}}}},
+		}), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := queueSizesConverter{}.Convert(context.Background(), c.conf)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && err == nil:
+				t.Errorf("passed, want %q", c.want)
+			case c.want != "" && !strings.Contains(err.Error(), c.want):
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
 // TestValidateRefusesBadQueueBytes: validate refuses gateway.yaml and agent.yaml with an
 // ITL_QUEUE_BYTES the collector could not take as a size in bytes, saying what to give and naming
 // the variable, where it said "'queue_size' expected type 'int64', got unconvertible type
@@ -77,6 +125,7 @@ func TestValidateRefusesBadQueueBytes(t *testing.T) {
 			{"99999999999999999999", `1e+20 is more than the most the collector takes`},
 			{"1", `1 is below the batch's smallest size`},
 			{"-1", `-1 is not above 0`},
+			{"16777216", `16777216 bytes is less than one request the receiver otlp takes (receivers::otlp::protocols::grpc::max_recv_msg_size_mib: 33554432 bytes)`},
 		} {
 			out, code := otelcolItl(t, []string{"ITL_QUEUE_BYTES=" + c.value}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
 			if code != 1 {
