@@ -22,15 +22,44 @@
 // wrapper injects the generation's context into the request headers with the global propagator, as
 // the SDK would have.
 //
+// # Provider
+//
+// The span starts, named, before the SDK builds the request's URL, with gen_ai.provider.name
+// "anthropic" ([Provider]). When the SDK sends the request, the wrapper reads the URL (in a
+// middleware it adds after the client's and the call's own, so that it sees the URL the bedrock
+// package rewrote) and tells the provider by httpitl's rules, the very code httpitl's transport
+// runs: anthropic-sdk-go's bedrock package sends a Messages call to Amazon Bedrock's
+// InvokeModelWithResponseStream, .../model/{model id}/invoke-with-response-stream, which is
+// "aws.bedrock". The provider is set on the generation before the reply's first byte, so that the
+// span and every metric carry it; samplers saw "anthropic" at the start. The request model is the
+// params' model, which the bedrock package moves into the URL, so it is the model id httpitl's
+// transport records (a cross-region profile's id, an inference profile's ARN); only a middleware
+// ahead of the bedrock option that changed the body's model would make the two differ, and the
+// wrapper keeps the params'. A call that fails before the SDK sends it stays "anthropic". The URL
+// rather than an option because an application configures its endpoint once, on the client, which
+// the wrapper does not see, and because one set of rules keeps the wrapper and httpitl's transport,
+// used on another client of the same application, recording a call alike. The package links
+// httpitl for its rules; it installs no transport.
+//
+// # Chunks
+//
 // Chunks are read off the response body as the SDK's decoder pulls it, so their times are the
-// arrivals the application sees. Events are read by the SSE rules, as the SDK (and httpitl) read
-// them: an event counts when the blank line after it arrives, its data lines joined, and one the
-// body ends before that never reached the application (a message_stop cut so leaves the stream
-// "incomplete_stream"). ping events, message_start, signature and citation deltas do not
-// count. The generation ends when the stream's body ends or fails, when the stream is closed, or
-// when the call's context ends while the application no longer reads: a stream closed (or a
-// context cancelled) before message_stop is recorded with error.type "cancelled" ("timeout" for a
-// deadline), and one whose body ended cleanly before message_stop with "incomplete_stream".
+// arrivals the application sees. The wrapper observes the body in a second middleware, ahead of the
+// client's options, which sees the response last, as the decoder gets it: Bedrock streams the AWS
+// event stream, which the bedrock package turns into Anthropic's SSE events in its own middleware,
+// so that a body observed below it would be the event stream's frames. An exception in Bedrock's
+// stream reaches the application, and the span, as an error event named by the exception's type
+// ("throttlingException"), as httpitl names it; a chunk the bedrock package cannot decode ends the
+// stream with "incomplete_stream".
+//
+// Events are read by the SSE rules, as the SDK (and httpitl) read them: an event counts when the
+// blank line after it arrives, its data lines joined, and one the body ends before that never
+// reached the application (a message_stop cut so leaves the stream "incomplete_stream"). ping
+// events, message_start, signature and citation deltas do not count. The generation ends when the
+// stream's body ends or fails, when the stream is closed, or when the call's context ends while the
+// application no longer reads: a stream closed (or a context cancelled) before message_stop is
+// recorded with error.type "cancelled" ("timeout" for a deadline), and one whose body ended cleanly
+// before message_stop with "incomplete_stream".
 //
 // API errors carry their HTTP status code as error.type, and error events their error type (such as
 // "overloaded_error"), after message_stop too: the SDK reads on past message_stop and hands the
@@ -59,10 +88,14 @@ import (
 
 	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
+	_ "github.com/otelitl/itl/otelitl/httpitl" // sets endpoint.Provider: the provider by httpitl's rules
+	"github.com/otelitl/itl/otelitl/internal/endpoint"
 	"github.com/otelitl/itl/otelitl/internal/wrap"
 )
 
-// Provider is the gen_ai.provider.name the wrapper records.
+// Provider is the gen_ai.provider.name the wrapper records unless the request tells another (see
+// the package's Provider section): the span starts with it, named, before the SDK builds the
+// request's URL.
 const Provider = "anthropic"
 
 // NewStreaming calls svc.NewStreaming (client.Messages) inside a generation span and returns its
@@ -73,27 +106,49 @@ func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthrop
 		return svc.NewStreaming(ctx, params, opts...)
 	}
 	obs := &observer{s: wrap.Stream{G: g}}
+	// Two middlewares, as the SDK runs them in the order given, the first outermost. The first,
+	// ahead of the client's own options (a copy of the service with it first), sees the response
+	// body the SDK's decoder reads: the bedrock package turns Bedrock's AWS event stream into SSE
+	// in its middleware, so a body observed below it would be the event stream's frames. The
+	// second, after the call's options, sees the request as sent: the URL the bedrock or vertex
+	// package rewrote, which names the provider and the model.
+	s := *svc
+	s.Options = append([]option.RequestOption{option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+		res, err := next(req)
+		// Only a successful attempt streams; a failed one may be retried, and its error
+		// reaches the stream, where it ends the generation below.
+		if err == nil && res != nil && res.StatusCode < 300 && res.Body != nil {
+			res.Body = &body{ReadCloser: res.Body, obs: obs}
+		}
+		return res, err
+	})}, svc.Options...)
 	opts = append(opts[:len(opts):len(opts)],
 		option.WithOpenTelemetryTraces(false),
 		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			g.SetServer(wrap.Server(req.URL))
-			otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
-			res, err := next(req)
-			// Only a successful attempt streams; a failed one may be retried, and its error
-			// reaches the stream, where it ends the generation below.
-			if err == nil && res != nil && res.StatusCode < 300 && res.Body != nil {
-				res.Body = &body{ReadCloser: res.Body, obs: obs}
-			}
-			return res, err
+			observeProvider(g, req)
+			return next(req)
 		}),
 	)
-	stream := svc.NewStreaming(ctx, params, opts...)
+	stream := s.NewStreaming(ctx, params, opts...)
 	if err := stream.Err(); err != nil {
 		g.End(wrap.NoResponse(streamErr(err)))
 		return stream
 	}
 	obs.s.Watch(ctx)
 	return stream
+}
+
+// observeProvider records the provider the request goes to when it is not Anthropic's API, as
+// httpitl's transport tells it from the URL (Amazon Bedrock, Vertex AI), and the model the URL
+// names when the params named none.
+func observeProvider(g *otelitl.Generation, req *http.Request) {
+	provider, model := endpoint.Provider(req)
+	if provider != "" && provider != Provider {
+		g.SetProvider(provider)
+	}
+	g.SetRequestModel(model) // kept only when Start had no model
 }
 
 // streamErr names an API error by its status code.
