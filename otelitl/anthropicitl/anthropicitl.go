@@ -26,16 +26,17 @@
 //
 // The span starts, named, before the SDK builds the request's URL, with gen_ai.provider.name
 // "anthropic" ([Provider]). When the SDK sends the request, the wrapper reads the URL (in a
-// middleware it adds after the client's and the call's own, so that it sees the URL the bedrock
-// package rewrote) and tells the provider by httpitl's rules, the very code httpitl's transport
-// runs: anthropic-sdk-go's bedrock package sends a Messages call to Amazon Bedrock's
+// middleware it adds after the client's and the call's own, so that it sees the URL the bedrock or
+// vertex package rewrote) and tells the provider by httpitl's rules, the very code httpitl's
+// transport runs: anthropic-sdk-go's bedrock package sends a Messages call to Amazon Bedrock's
 // InvokeModelWithResponseStream, .../model/{model id}/invoke-with-response-stream, which is
-// "aws.bedrock". The provider is set on the generation before the reply's first byte, so that the
-// span and every metric carry it; samplers saw "anthropic" at the start. The request model is the
-// params' model, which the bedrock package moves into the URL, so it is the model id httpitl's
-// transport records (a cross-region profile's id, an inference profile's ARN); only a middleware
-// ahead of the bedrock option that changed the body's model would make the two differ, and the
-// wrapper keeps the params'. A call that fails before the SDK sends it stays "anthropic". The URL
+// "aws.bedrock"; its vertex package to Vertex AI's .../publishers/anthropic/models/
+// {model}:streamRawPredict, which is "gcp.vertex_ai". The provider is set on the generation before
+// the reply's first byte, so that the span and every metric carry it; samplers saw "anthropic" at
+// the start. The request model is the params' model, which both packages move into the URL, so it
+// is the model httpitl's transport records (a cross-region profile's id, an inference profile's
+// ARN, claude-sonnet-4-5@20250929); only a middleware ahead of the bedrock or vertex option that
+// changed the body's model would make the two differ, and the wrapper keeps the params'. A call that fails before the SDK sends it stays "anthropic". The URL
 // rather than an option because an application configures its endpoint once, on the client, which
 // the wrapper does not see, and because one set of rules keeps the wrapper and httpitl's transport,
 // used on another client of the same application, recording a call alike. The package links

@@ -28,6 +28,9 @@
 //	ai.azure.com, or a serverless  OpenAI paths (see Azure AI model
 //	endpoint's host                inference)
 //	/v1/messages                   Anthropic Messages                chat                   anthropic
+//	publishers/anthropic/models/   Claude on Vertex AI: Anthropic    chat                   gcp.vertex_ai
+//	{m}:streamRawPredict, or       Messages, the model in the URL
+//	{m}:rawPredict                 (see Claude on Vertex AI)
 //	models/{m}:streamGenerateContent, Gemini (with alt=sse: SSE;     generate_content       gcp.gemini (gcp.vertex_ai
 //	models/{m}:generateContent     without: a streamed JSON array)                          under /publishers/)
 //	/api/chat, /api/generate       Ollama (NDJSON)                   chat, text_completion  ollama
@@ -36,6 +39,16 @@
 //	/model/{m}/invoke-with-        Amazon Bedrock InvokeModelWith-   chat                   aws.bedrock
 //	response-stream                ResponseStream (the AWS event
 //	                               stream; each family's JSON)
+//
+// # Claude on Vertex AI
+//
+// Anthropic's SDKs (anthropic-sdk-go's vertex package among them) send a Messages request for Claude
+// on Vertex AI to .../publishers/anthropic/models/{model}:streamRawPredict (:rawPredict unstreamed),
+// the model moved from the body into the URL; the reply is the Messages API's own, SSE events or one
+// message. It is read as Anthropic's, with gen_ai.provider.name "gcp.vertex_ai", as Gemini on
+// Vertex AI is, and the URL's model (claude-sonnet-4-5@20250929) as the request model. Only the
+// anthropic publisher's: rawPredict under another publisher (mistralai, ...) is that provider's
+// own API, and count-tokens:rawPredict, the token count, is no generation; both pass untouched.
 //
 // # Azure OpenAI
 //

@@ -82,6 +82,9 @@ func detect(r *http.Request) (call, bool) {
 		}
 		return call{}, false
 	}
+	if c, ok := vertexClaude(path); ok { // Claude on Vertex AI (vertex.go)
+		return c, true
+	}
 	// Gemini: .../models/{model}:generateContent or :streamGenerateContent (Vertex AI:
 	// .../publishers/google/models/{model}:...).
 	slash := strings.LastIndexByte(path, '/')

@@ -14,10 +14,13 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/vertex"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
 
 	"github.com/otelitl/itl/internal/wraptest"
 	"github.com/otelitl/itl/otelitl"
@@ -154,11 +157,13 @@ func bothWays(t *testing.T, p anthropic.MessageNewParams, opts ...option.Request
 	t.Helper()
 	in, exp := wraptest.Tracing(t)
 	hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
-	plain := read(anthropic.NewClient(append(opts, option.WithHTTPClient(hc), option.WithMaxRetries(0))...), nil, false, p)
+	// The HTTP client first: the vertex package wraps the one given before it with its OAuth
+	// transport.
+	plain := read(anthropic.NewClient(append([]option.RequestOption{option.WithHTTPClient(hc), option.WithMaxRetries(0)}, opts...)...), nil, false, p)
 	viaTransport = attrsOf(t, exp)
 
 	in, exp = wraptest.Tracing(t)
-	got := read(anthropic.NewClient(append(opts, option.WithMaxRetries(0))...), in, true, p)
+	got := read(anthropic.NewClient(append([]option.RequestOption{option.WithHTTPClient(&http.Client{}), option.WithMaxRetries(0)}, opts...)...), in, true, p)
 	if got != plain {
 		t.Errorf("through the wrapper the application saw\n%s\nthrough httpitl's transport\n%s", got, plain)
 	}
@@ -263,5 +268,77 @@ func TestBedrockFailuresLikeHTTPITL(t *testing.T) {
 			viaTransport, wrapped := bothWays(t, params, bedrockConfig(), option.WithBaseURL(srv.URL))
 			checkSame(t, viaTransport, wrapped, map[string]string{"gen_ai.provider.name": "aws.bedrock", "error.type": tc.errType, "otelitl.chunk.count": tc.chunks})
 		})
+	}
+}
+
+// vertexConfig is anthropic-sdk-go's vertex package with static Google credentials (no network,
+// no Application Default Credentials), for project my-project in region, sending to base.
+func vertexConfig(region, base string) []option.RequestOption {
+	creds := &google.Credentials{ProjectID: "my-project", TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "ya29.test", TokenType: "Bearer"})}
+	return []option.RequestOption{vertex.WithCredentials(context.Background(), region, "my-project", creds), option.WithBaseURL(base)}
+}
+
+// TestVertexLikeHTTPITL: Claude on Vertex AI through anthropic-sdk-go's vertex package
+// (streamRawPredict under publishers/anthropic, Anthropic's SSE events) is recorded by the wrapper
+// as httpitl's transport records it: provider gcp.vertex_ai, the URL's model (the params' model,
+// a version after '@'), the chunks, usage, finish reason, response model and id.
+func TestVertexLikeHTTPITL(t *testing.T) {
+	for _, region := range []string{"us-east5", "global"} {
+		t.Run(region, func(t *testing.T) {
+			srv := wraptest.NewServer(t, events, 0)
+			p := params
+			p.Model = "claude-sonnet-4-5@20250929"
+			viaTransport, wrapped := bothWays(t, p, vertexConfig(region, srv.URL)...)
+			checkSame(t, viaTransport, wrapped, map[string]string{"gen_ai.provider.name": "gcp.vertex_ai", "gen_ai.request.model": "claude-sonnet-4-5@20250929",
+				"otelitl.chunk.count": "4", "gen_ai.usage.input_tokens": "25", "gen_ai.usage.output_tokens": "15", "gen_ai.response.finish_reasons": `["end_turn"]`,
+				"gen_ai.response.model": "claude-sonnet-4-5-20250929", "gen_ai.response.id": "msg_1", "error.type": ""})
+			urls, hs := srv.URLs(), srv.Headers()
+			want := "/v1/projects/my-project/locations/" + region + "/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
+			if len(urls) != 2 || urls[0].Path != want || urls[1].Path != want {
+				t.Errorf("the SDK asked for %v, want %s twice", urls, want)
+			}
+			for _, h := range hs {
+				if h.Get("Authorization") != "Bearer ya29.test" {
+					t.Errorf("Authorization %q: the vertex package's client was not used", h.Get("Authorization"))
+				}
+			}
+		})
+	}
+}
+
+// TestVertexRawPredictByHTTPITL: httpitl's transport reads Claude's unstreamed reply on Vertex AI
+// (rawPredict, one Messages API message as JSON) as Anthropic's: provider gcp.vertex_ai, the URL's
+// model, the reply's usage, finish reason, model and id; the application gets the message it gets
+// without the transport.
+func TestVertexRawPredictByHTTPITL(t *testing.T) {
+	const msg = `{"id":"msg_vrtx_01","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hello"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":3}}`
+	paths := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(msg))
+	}))
+	t.Cleanup(srv.Close)
+	p := params
+	p.Model = "claude-sonnet-4-5@20250929"
+	in, exp := wraptest.Tracing(t)
+	hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
+	c := anthropic.NewClient(append([]option.RequestOption{option.WithHTTPClient(hc), option.WithMaxRetries(0)}, vertexConfig("us-east5", srv.URL)...)...)
+	m, err := c.Messages.New(context.Background(), p)
+	if err != nil || m.ID != "msg_vrtx_01" || len(m.Content) != 1 || m.Content[0].Text != "Hello" {
+		t.Fatalf("the application got %+v, %v", m, err)
+	}
+	if len(paths) != 1 {
+		t.Errorf("the SDK made %d requests, want 1", len(paths))
+	} else if p := <-paths; !strings.HasSuffix(p, "/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict") {
+		t.Errorf("the SDK asked for %q", p)
+	}
+	a := attrsOf(t, exp)
+	for k, v := range map[string]string{"gen_ai.provider.name": "gcp.vertex_ai", "gen_ai.request.model": "claude-sonnet-4-5@20250929",
+		"gen_ai.usage.input_tokens": "12", "gen_ai.usage.output_tokens": "3", "gen_ai.response.finish_reasons": `["end_turn"]`,
+		"gen_ai.response.model": "claude-sonnet-4-5-20250929", "gen_ai.response.id": "msg_vrtx_01", "error.type": ""} {
+		if a[k] != v {
+			t.Errorf("%s = %q, want %q", k, a[k], v)
+		}
 	}
 }
