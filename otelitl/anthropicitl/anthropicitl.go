@@ -36,11 +36,16 @@
 // the start. The request model is the params' model, which both packages move into the URL, so it
 // is the model httpitl's transport records (a cross-region profile's id, an inference profile's
 // ARN, claude-sonnet-4-5@20250929); only a middleware ahead of the bedrock or vertex option that
-// changed the body's model would make the two differ, and the wrapper keeps the params'. A call that fails before the SDK sends it stays "anthropic". The URL
-// rather than an option because an application configures its endpoint once, on the client, which
-// the wrapper does not see, and because one set of rules keeps the wrapper and httpitl's transport,
-// used on another client of the same application, recording a call alike. The package links
-// httpitl for its rules; it installs no transport.
+// changed the body's model would make the two differ, and the wrapper keeps the params'. A call
+// that fails before the SDK sends it stays "anthropic".
+//
+// The URL rather than an option because an application configures its endpoint once, on the client,
+// which the wrapper does not see, and because one set of rules keeps the wrapper and httpitl's
+// transport, used on another client of the same application, recording a call alike. An endpoint no
+// URL tells (a gateway of one's own in front of Bedrock or Vertex AI, an Anthropic-compatible
+// server of another provider) is recorded as "anthropic": [WithProvider] names it, given to the
+// client or to one call, and wins over the URL. The package links httpitl for its rules; it
+// installs no transport.
 //
 // # Chunks
 //
@@ -141,11 +146,33 @@ func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthrop
 	return stream
 }
 
-// observeProvider records the provider the request goes to when it is not Anthropic's API, as
-// httpitl's transport tells it from the URL (Amazon Bedrock, Vertex AI), and the model the URL
-// names when the params named none.
+// WithProvider names the provider (gen_ai.provider.name) the wrapper records for the calls made
+// with it, in place of the one it tells from the request's URL: for Claude behind an endpoint no
+// rule tells (a gateway of one's own, Amazon Bedrock or Vertex AI behind a proxy whose path is its
+// own, an Anthropic-compatible server of another provider). Give it to the client
+// (anthropic.NewClient), for every call, or to one call. An empty provider is ignored. It is a
+// middleware that marks the request for the wrapper: an unwrapped call is sent, and recorded by
+// httpitl's transport, unchanged.
+func WithProvider(provider string) option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if provider == "" {
+			return next(req)
+		}
+		return next(req.WithContext(context.WithValue(req.Context(), providerKey{}, provider)))
+	})
+}
+
+// providerKey holds, in a request's context, the provider WithProvider names.
+type providerKey struct{}
+
+// observeProvider records the provider the request goes to when it is not Anthropic's API: the one
+// WithProvider names, else the one httpitl's transport tells from the URL (Amazon Bedrock, Vertex
+// AI); and the model the URL names when the params named none.
 func observeProvider(g *otelitl.Generation, req *http.Request) {
 	provider, model := endpoint.Provider(req)
+	if p, _ := req.Context().Value(providerKey{}).(string); p != "" {
+		provider = p
+	}
 	if provider != "" && provider != Provider {
 		g.SetProvider(provider)
 	}

@@ -55,3 +55,36 @@ func ExampleNewStreaming() {
 	// Hello
 	// error: <nil>
 }
+
+// An endpoint no URL tells is named with WithProvider, here on the client for every call: a
+// gateway of one's own that serves Anthropic's Messages API in front of Amazon Bedrock, whose
+// spans and metrics then say gen_ai.provider.name "aws.bedrock", where its URL (/v1/messages) would
+// say "anthropic". (A client of anthropic-sdk-go's bedrock or vertex package needs no option: the
+// wrapper tells them from the URL the SDK sends to, as httpitl's transport does.)
+func ExampleWithProvider() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"+
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	defer srv.Close()
+
+	client := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("key"), anthropicitl.WithProvider("aws.bedrock"))
+	in := otelitl.New()
+	stream := anthropicitl.NewStreaming(context.Background(), in, &client.Messages, anthropic.MessageNewParams{
+		Model:     "claude-sonnet-4-5",
+		MaxTokens: 100,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))},
+	})
+	defer stream.Close()
+	for stream.Next() {
+		if d, ok := stream.Current().AsAny().(anthropic.ContentBlockDeltaEvent); ok {
+			fmt.Print(d.Delta.Text)
+		}
+	}
+	fmt.Println()
+	fmt.Println("error:", stream.Err())
+	// Output:
+	// Hi
+	// error: <nil>
+}

@@ -342,3 +342,43 @@ func TestVertexRawPredictByHTTPITL(t *testing.T) {
 		}
 	}
 }
+
+// TestWithProvider: WithProvider names the provider, given to the client or to one call (the
+// call's wins), over what the URL tells (Bedrock's invoke path); an empty one leaves the URL's. The
+// request is sent as without it.
+func TestWithProvider(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		client, call []option.RequestOption
+		bedrock      bool
+		want         string
+	}{
+		{"client", []option.RequestOption{anthropicitl.WithProvider("my-gateway")}, nil, false, "my-gateway"},
+		{"call", nil, []option.RequestOption{anthropicitl.WithProvider("aws.bedrock")}, false, "aws.bedrock"},
+		{"call over client", []option.RequestOption{anthropicitl.WithProvider("my-gateway")}, []option.RequestOption{anthropicitl.WithProvider("gcp.vertex_ai")}, false, "gcp.vertex_ai"},
+		{"over Bedrock's path", []option.RequestOption{anthropicitl.WithProvider("my-gateway")}, nil, true, "my-gateway"},
+		{"empty", []option.RequestOption{anthropicitl.WithProvider("")}, nil, true, "aws.bedrock"},
+		{"anthropic over Bedrock's path", nil, []option.RequestOption{anthropicitl.WithProvider("anthropic")}, true, "anthropic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var base string
+			var opts []option.RequestOption
+			if tc.bedrock {
+				srv := newEventStreamServer(t, chunkFrames(t, claudeEvents))
+				base, opts = srv.URL, []option.RequestOption{bedrockConfig()}
+			} else {
+				srv := wraptest.NewServer(t, events, 0)
+				base, opts = srv.URL, []option.RequestOption{option.WithAPIKey("key")}
+			}
+			in, exp := wraptest.Tracing(t)
+			c := anthropic.NewClient(append(append(tc.client, opts...), option.WithBaseURL(base), option.WithMaxRetries(0))...)
+			got := read(c, in, true, params, tc.call...)
+			if !strings.HasSuffix(got, "error: <nil>") || strings.Count(got, "\n") < 5 {
+				t.Errorf("the application saw\n%s", got)
+			}
+			if p := attrsOf(t, exp)["gen_ai.provider.name"]; p != tc.want {
+				t.Errorf("gen_ai.provider.name %q, want %q", p, tc.want)
+			}
+		})
+	}
+}
