@@ -133,7 +133,7 @@ func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthrop
 		option.WithOpenTelemetryTraces(false),
 		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			g.SetServer(wrap.Server(req.URL))
-			observeProvider(g, req)
+			endpoint.Observe(g, req, Provider)
 			return next(req)
 		}),
 	)
@@ -155,28 +155,8 @@ func NewStreaming(ctx context.Context, in *otelitl.Instrumentation, svc *anthrop
 // httpitl's transport, unchanged.
 func WithProvider(provider string) option.RequestOption {
 	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if provider == "" {
-			return next(req)
-		}
-		return next(req.WithContext(context.WithValue(req.Context(), providerKey{}, provider)))
+		return next(endpoint.Named(req, provider))
 	})
-}
-
-// providerKey holds, in a request's context, the provider WithProvider names.
-type providerKey struct{}
-
-// observeProvider records the provider the request goes to when it is not Anthropic's API: the one
-// WithProvider names, else the one httpitl's transport tells from the URL (Amazon Bedrock, Vertex
-// AI); and the model the URL names when the params named none.
-func observeProvider(g *otelitl.Generation, req *http.Request) {
-	provider, model := endpoint.Provider(req)
-	if p, _ := req.Context().Value(providerKey{}).(string); p != "" {
-		provider = p
-	}
-	if provider != "" && provider != Provider {
-		g.SetProvider(provider)
-	}
-	g.SetRequestModel(model) // kept only when Start had no model
 }
 
 // streamErr names an API error by its status code.

@@ -120,15 +120,9 @@ const Provider = "openai"
 // unchanged.
 func WithProvider(provider string) option.RequestOption {
 	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if provider == "" {
-			return next(req)
-		}
-		return next(req.WithContext(context.WithValue(req.Context(), providerKey{}, provider)))
+		return next(endpoint.Named(req, provider))
 	})
 }
-
-// providerKey holds, in a request's context, the provider WithProvider names.
-type providerKey struct{}
 
 // start starts the generation and returns the request options that read the server and the
 // provider off the request and give API errors their status code.
@@ -140,25 +134,11 @@ func start(ctx context.Context, in *otelitl.Instrumentation, model string, opts 
 		// to name the deployment, and WithProvider has marked the request.
 		opts = append(opts[:len(opts):len(opts)], option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 			g.SetServer(wrap.Server(req.URL))
-			observeProvider(g, req)
+			endpoint.Observe(g, req, Provider)
 			return next(req)
 		}))
 	}
 	return ctx, g, opts
-}
-
-// observeProvider records the provider the request goes to when it is not OpenAI: the one
-// WithProvider names, else the one httpitl's transport tells from the URL (Azure OpenAI); and the
-// Azure deployment its path names as the request model when the body named none.
-func observeProvider(g *otelitl.Generation, req *http.Request) {
-	provider, deployment := endpoint.Provider(req)
-	if p, _ := req.Context().Value(providerKey{}).(string); p != "" {
-		provider = p
-	}
-	if provider != "" && provider != Provider {
-		g.SetProvider(provider)
-	}
-	g.SetRequestModel(deployment) // kept only when Start had no model
 }
 
 // streamErr names an API error by its status code, and an error event in the stream
