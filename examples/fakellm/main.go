@@ -51,10 +51,33 @@ func main() {
 		os.Exit(2)
 	}
 
-	if err := run(*addr, strings.Split(*models, ","), *cfg); err != nil {
+	names, err := parseModels(*models)
+	if err == nil {
+		err = run(*addr, names, *cfg)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakellm:", err)
 		os.Exit(1)
 	}
+}
+
+// parseModels splits -models at its commas and trims each name, so that a list written with spaces
+// ("fake-gpt, fake-claude") serves fake-claude and not " fake-claude", which no request names. An
+// empty list or an empty name (a doubled or trailing comma) is refused: the server would start and
+// answer every request with model_not_found.
+func parseModels(list string) ([]string, error) {
+	const example = "such as -models fake-gpt,fake-claude"
+	if strings.TrimSpace(list) == "" {
+		return nil, fmt.Errorf("-models %q: give at least one model name, %s", list, example)
+	}
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+		if names[i] == "" {
+			return nil, fmt.Errorf("-models %q: name %d of %d is empty: give comma-separated model names, %s", list, i+1, len(names), example)
+		}
+	}
+	return names, nil
 }
 
 // defineFlags registers fakellm's flags on fs, each defaulting to engine.DefaultConfig's value,

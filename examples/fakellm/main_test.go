@@ -72,6 +72,41 @@ func TestServeAndShutDownOnSIGINT(t *testing.T) {
 	}
 }
 
+// TestModelsWithSpaces: -models "m1, m2", a list as people write it, serves m2, and the log names
+// the models as they are served, without the space (which made " m2" a model no request named).
+func TestModelsWithSpaces(t *testing.T) {
+	bin := build(t)
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-models", " m1, m2 ", "-step-base", "2ms")
+	logs := &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	announced := regexp.MustCompile(`serving \[(.*)\] on http://(127\.0\.0\.1:[1-9][0-9]*) `)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; time.Sleep(20 * time.Millisecond) {
+		if m = announced.FindStringSubmatch(logs.String()); m == nil && time.Now().After(deadline) {
+			t.Fatalf("fakellm announced no address within 10 s:\n%s", logs.String())
+		}
+	}
+	if m[1] != "m1 m2" {
+		t.Errorf("fakellm announced models [%s], want [m1 m2]", m[1])
+	}
+	for _, model := range []string{"m1", "m2"} {
+		resp, err := http.Post("http://"+m[2]+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"`+model+`","max_tokens":2,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("model %s: %s %s", model, resp.Status, body)
+		}
+	}
+}
+
 // build builds fakellm into a temporary directory and returns its path.
 func build(t *testing.T) string {
 	t.Helper()
@@ -104,6 +139,9 @@ func TestRefusals(t *testing.T) {
 		{[]string{"-addr", "localhost"}, nil, 1, `-addr "localhost": want host:port, such as 127.0.0.1:8000`},
 		{[]string{"-addr", "127.0.0.1:0", "extra"}, nil, 2, `unexpected argument "extra": every setting is a flag`},
 		{[]string{"-addr", "127.0.0.1:0", "-spec-tokens", "0"}, nil, 1, "-spec-tokens 0: give 1 (no speculative decoding) or more"},
+		{[]string{"-addr", "127.0.0.1:0", "-models", ""}, nil, 1, `-models "": give at least one model name, such as -models fake-gpt,fake-claude`},
+		{[]string{"-addr", "127.0.0.1:0", "-models", "m1,,m2"}, nil, 1, `-models "m1,,m2": name 2 of 3 is empty: give comma-separated model names, such as -models fake-gpt,fake-claude`},
+		{[]string{"-addr", "127.0.0.1:0", "-models", "m1,"}, nil, 1, `-models "m1,": name 2 of 2 is empty`},
 		{[]string{"-addr", "127.0.0.1:0"}, []string{"OTEL_TRACES_EXPORTER=Zipkin"}, 1, `OTEL_TRACES_EXPORTER="Zipkin": the exporters supported are otlp (the default) and none`},
 		{[]string{"-addr", busy.Addr().String()}, []string{"OTEL_SDK_DISABLED=TRUE", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"}, 1, `not recording spans: OTEL_SDK_DISABLED="TRUE" turns tracing off`},
 	} {
