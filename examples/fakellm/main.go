@@ -157,8 +157,13 @@ func run(addr string, models []string, cfg engine.Config) error {
 // checkAddr refuses an -addr that is not host:port with the form to give: net.Listen says
 // "address 8000: missing port in address" of a port alone, which has one, and the advice after it
 // (another address) is for one in use.
+// A port beyond 65535 is refused so too: net.Listen says "invalid port", after which the same
+// advice would not be the fix.
 func checkAddr(addr string) error {
-	if _, _, err := net.SplitHostPort(addr); err == nil {
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		if n, err := strconv.ParseUint(port, 10, 64); err == nil && n > 65535 {
+			return fmt.Errorf("-addr %q: port %s is outside 0 to 65535; give one within, such as 127.0.0.1:8000 (0: any free port, announced at start)", addr, port)
+		}
 		return nil
 	}
 	port := "8000"

@@ -117,7 +117,8 @@ func build(t *testing.T) string {
 	return bin
 }
 
-// TestRefusals: a busy address, one that is not host:port, an argument that is not a flag, a flag
+// TestRefusals: a busy address, one that is not host:port or has a port beyond 65535, an empty
+// -models or model name, an argument that is not a flag, a flag
 // out of its range and a traces exporter other than otlp or none each stop fakellm at start with
 // the setting and what to give, and nothing is announced before. OTEL_SDK_DISABLED=true is said at start, before the busy
 // address stops it, and no span is exported to the endpoint set beside it.
@@ -137,6 +138,7 @@ func TestRefusals(t *testing.T) {
 		{[]string{"-addr", busy.Addr().String()}, nil, 1, "-addr " + busy.Addr().String() + ": listen tcp"},
 		{[]string{"-addr", "8000"}, nil, 1, `-addr "8000": want host:port, such as 127.0.0.1:8000 (or :8000 for every interface)`},
 		{[]string{"-addr", "localhost"}, nil, 1, `-addr "localhost": want host:port, such as 127.0.0.1:8000`},
+		{[]string{"-addr", "127.0.0.1:80000"}, nil, 1, `-addr "127.0.0.1:80000": port 80000 is outside 0 to 65535; give one within, such as 127.0.0.1:8000 (0: any free port, announced at start)`},
 		{[]string{"-addr", "127.0.0.1:0", "extra"}, nil, 2, `unexpected argument "extra": every setting is a flag`},
 		{[]string{"-addr", "127.0.0.1:0", "-spec-tokens", "0"}, nil, 1, "-spec-tokens 0: give 1 (no speculative decoding) or more"},
 		{[]string{"-addr", "127.0.0.1:0", "-models", ""}, nil, 1, `-models "": give at least one model name, such as -models fake-gpt,fake-claude`},
