@@ -116,8 +116,13 @@ func main() {
 // tidy takes out of a configuration error the empty name (two single quotes) that the collector's decoder puts
 // before the error of a component's own Unmarshal, so that the key stands right after the
 // component: "reading configuration for "itl_metrics": metrics_flush_interval: 15 has no unit".
+// Where the Unmarshal returns several errors joined, the decoder lists them on lines of their own
+// after "decoding failed due to the following error(s):", the first line begun with the quotes.
 // It also prints once an error the collector's validation finds twice (onceEach).
-func tidy(msg string) string { return onceEach(strings.ReplaceAll(msg, `: '' `, ": ")) }
+func tidy(msg string) string { return onceEach(emptyName.ReplaceAllString(msg, "$1")) }
+
+// emptyName is the decoder's empty name, after a colon or at the start of a line.
+var emptyName = regexp.MustCompile(`(?m)(^|: )'' `)
 
 // errorLine is a line of a configuration error: what comes before the key (the first line's
 // "invalid configuration: "), the key, and the error.

@@ -257,20 +257,28 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 }
 
 // A component's own decoding error follows the component's name, without the empty name (two single quotes) the
-// collector's decoder put between them.
+// collector's decoder put between them. A misspelt key's error is a list the decoder puts on lines
+// of their own ("decoding failed due to the following error(s):"), and the first of them began with
+// the two quotes too, before "stall_treshold: not a setting; did you mean stall_threshold?".
 func TestConfigErrorKeyFollowsComponent(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(cfg, []byte(`
+	for _, tc := range []struct{ itl, want string }{
+		{"{stall_threshold: 250}", `reading configuration for "itl": stall_threshold: 250 has no unit`},
+		{"{stall_treshold: 300ms}", "\nstall_treshold: not a setting; did you mean stall_threshold?"},
+		{"{stall_treshold: 300ms, max_chunk: 5}", "\nmax_chunk: not a setting; did you mean max_chunks?\nstall_treshold: not a setting; did you mean stall_threshold?"},
+	} {
+		cfg := filepath.Join(t.TempDir(), "bad.yaml")
+		if err := os.WriteFile(cfg, []byte(`
 receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
-processors: {itl: {stall_threshold: 250}}
+processors: {itl: `+tc.itl+`}
 exporters: {debug: {}}
 service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: [debug]}}}
 `), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, code := otelcolItl(t, nil, "validate", "--config", cfg)
-	if code != 1 || !strings.Contains(out, `reading configuration for "itl": stall_threshold: 250 has no unit`) || strings.Contains(out, "''") {
-		t.Errorf("exit status %d; the key does not follow the component:\n%s", code, out)
+			t.Fatal(err)
+		}
+		out, code := otelcolItl(t, nil, "validate", "--config", cfg)
+		if code != 1 || !strings.Contains(out, tc.want) || strings.Contains(out, "''") {
+			t.Errorf("itl: %s: exit status %d; the key does not follow the component, or two quotes are left:\n%s", tc.itl, code, out)
+		}
 	}
 }
 
