@@ -85,11 +85,23 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			s = fmt.Sprint(v)
 		}
 		if strings.TrimSpace(s) == "" {
-			return // the component's default, or a type its own decoding refuses
+			return // no value: the component's default or its own check, or a type its decoding refuses
 		}
 		if err := valid(s); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
+	}
+	// listen checks a listen address. An empty one, as an unset variable without a default leaves
+	// it (${env:OTLP_GRPC_ENDPOINT}), is not the component's default: net.Listen takes "" as every
+	// interface at a random port, so the collector started listening where nobody asked it to,
+	// with only the env provider's warning of the unset variable. No value at all is the default.
+	listen := func(key string, v any) {
+		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
+			errs = append(errs, fmt.Errorf("%s: %q is empty, and listens on every interface at a random port; "+
+				"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key, s))
+			return
+		}
+		check(key, v, listenAddress)
 	}
 	section := func(name string) (map[string]map[string]any, []string) {
 		m, _ := conf.Get(name).(map[string]any)
@@ -107,13 +119,13 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			if t, _ := settings["transport"].(string); t != "" && !strings.HasPrefix(t, "tcp") {
 				continue // a unix socket's path
 			}
-			check("receivers::"+id+"::protocols::"+p+"::endpoint", settings["endpoint"], listenAddress)
+			listen("receivers::"+id+"::protocols::"+p+"::endpoint", settings["endpoint"])
 		}
 	}
 	extensions, ids := section("extensions")
 	for _, id := range ids {
 		if typ, _, _ := strings.Cut(id, "/"); typ == "health_check" || typ == "pprof" || typ == "zpages" {
-			check("extensions::"+id+"::endpoint", extensions[id]["endpoint"], listenAddress)
+			listen("extensions::"+id+"::endpoint", extensions[id]["endpoint"])
 		}
 	}
 	exporters, ids := section("exporters")
@@ -121,7 +133,7 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 		settings := exporters[id]
 		switch typ, _, _ := strings.Cut(id, "/"); typ {
 		case "prometheus":
-			check("exporters::"+id+"::endpoint", settings["endpoint"], listenAddress)
+			listen("exporters::"+id+"::endpoint", settings["endpoint"])
 		case "otlp", "otlp_grpc":
 			check("exporters::"+id+"::endpoint", settings["endpoint"], grpcTarget)
 		case "otlp_http", "otlphttp":

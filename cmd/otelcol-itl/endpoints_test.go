@@ -67,7 +67,14 @@ func TestAddresses(t *testing.T) {
 		{"IPv6", receiver("[::1]:4317"), ""},
 		{"a host name", receiver("collector-0.internal_zone.example:4317"), ""},
 		{"a service's name as port", receiver("127.0.0.1:http"), ""},
-		{"empty: the default", receiver(""), ""},
+		{"no value (endpoint: with nothing after it): the default", receiver(nil), ""},
+		// An empty string is no default: the receiver listened on every interface at a random
+		// port, which validate passed with only the env provider's warning of an unset variable.
+		{"empty: every interface, a random port", receiver(""), grpcKey + `"" is empty, and listens on every interface at a random port; write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default`},
+		{"spaces", receiver("  "), grpcKey + `"  " is empty`},
+		{"an empty health check", map[string]any{"extensions": map[string]any{"health_check": map[string]any{"endpoint": ""}}},
+			`extensions::health_check::endpoint: "" is empty, and listens on every interface at a random port`},
+		{"an empty exporter endpoint: the exporter says", exporter("otlp", "endpoint", ""), ""},
 		{"a variable's digits, resolved as a number", receiver(14317), grpcKey + `"14317" is a port alone`},
 		{"another type: the component's decoding says", receiver([]any{"x"}), ""},
 		{"a unix socket", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{
