@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/internal/suggest"
 )
 
 // Unmarshal decodes conf onto cfg, a pointer to a component's configuration struct, after refusing
@@ -297,34 +299,8 @@ func unknownKey(key, parent string, known map[string]bool, label string) error {
 			return fmt.Errorf("%s: not a setting as written; write it nested, one key a level (%s:)", show, strings.ReplaceAll(nested, "::", ": "))
 		}
 	}
-	best, bestDist := "", len(name)/3+2 // a misspelling is a few edits from its setting
-	for _, h := range here {
-		if d := editDistance(name, h); d < bestDist {
-			best, bestDist = h, d
-		}
-	}
-	if best != "" {
+	if best := suggest.Closest(name, here); best != "" {
 		return fmt.Errorf("%s: not a setting; did you mean %s?", show, label+Name(prefix+best))
 	}
 	return fmt.Errorf("%s: not a setting; the settings here are %s", show, strings.Join(here, ", "))
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
