@@ -21,6 +21,8 @@
 // exporter, is explained with the directory and its variable (queueStores). print-config,
 // redacted (its default mode), writes a URL's password as xxxxx too (urlPasswords), which the
 // collector's own printed as it was.
+// A key that is no setting of a component it did not write, which the collector names by a Go
+// type alone, is shown with its place and the setting it likely misspells (keyTypos).
 package main
 
 import (
@@ -47,14 +49,14 @@ const Version = "0.1.0"
 
 // Settings returns the collector settings of the distribution.
 func Settings() otelcol.CollectorSettings {
-	set, _, _ := settings()
+	set, _, _, _ := settings()
 	return set
 }
 
 // settings returns the collector settings, what their document providers note of the variables
 // each key is set from, and where the exporters' queues on disk are, for the errors main prints.
-func settings() (otelcol.CollectorSettings, *envSources, *queueStores) {
-	sources, queues := &envSources{}, &queueStores{}
+func settings() (otelcol.CollectorSettings, *envSources, *queueStores, *keyTypos) {
+	sources, queues, typos := &envSources{}, &queueStores{}, &keyTypos{}
 	// The env provider with its converter: a config missing several required variables fails
 	// naming them all, not one a start.
 	env, missing := requiredenvprovider.NewFactories()
@@ -72,15 +74,15 @@ func settings() (otelcol.CollectorSettings, *envSources, *queueStores) {
 					env, // the "env" scheme, with ${env:NAME:?message}
 					sources.wrap(yamlprovider.NewFactory()),
 				},
-				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), queueSizes(), authenticators(), queues.converter()},
+				ConverterFactories: []confmap.ConverterFactory{missing, baseEndpoints(), addresses(), settingFiles(), queueSizes(), authenticators(), queues.converter(), typos.converter()},
 				DefaultScheme:      "env",
 			},
 		},
-	}, sources, queues
+	}, sources, queues, typos
 }
 
 func main() {
-	set, sources, queues := settings()
+	set, sources, queues, typos := settings()
 	sub := invoked(os.Args[1:])
 	validate := sub != nil && sub.Name() == "validate"
 	if validate {
@@ -100,6 +102,9 @@ func main() {
 		if note := queues.lockHeld(err); note != "" {
 			fmt.Fprintln(os.Stderr, note)
 			err = fmt.Errorf("%w\n%s", err, note)
+		}
+		if note := typos.explain(err); note != "" {
+			fmt.Fprintln(os.Stderr, note)
 		}
 		if hint := sources.explain(err); hint != "" {
 			fmt.Fprintln(os.Stderr, hint)

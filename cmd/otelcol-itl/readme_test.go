@@ -125,7 +125,7 @@ func TestREADMESubcommands(t *testing.T) {
 // distribution's providers resolve, and its table of converters has a row for each converter it
 // adds: a provider or a converter added or removed without the README fails here.
 func TestREADMESources(t *testing.T) {
-	set, _, _ := settings()
+	set, _, _, _ := settings()
 	rs := set.ConfigProviderSettings.ResolverSettings
 	want := map[string]string{}
 	for _, f := range rs.ProviderFactories {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestKeyTyposExplained: a misspelt key of a component this distribution holds but did not write,
+// which the collector refuses naming a Go type ("'configgrpc.ServerConfig' has invalid keys:
+// max_recv_msg_sise_mib"), is shown with its place in the file and the setting it likely
+// misspells; so is one at the top level and in a pipeline. A misspelt key of ours already says
+// both (its Unmarshal's message), and a good configuration gets no note.
+func TestKeyTyposExplained(t *testing.T) {
+	const head = "Where those keys are (each with the setting it likely misspells):"
+	base := `
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
+processors: {batch: {}, itl: {}}
+exporters: {debug: {}, otlp_grpc: {endpoint: "backend:4317", sending_queue: {queue_size: 10}}}
+service: {pipelines: {traces: {receivers: [otlp], processors: [itl, batch], exporters: [debug, otlp_grpc]}}}
+`
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"a receiver's setting, within an optional protocol", "endpoint: 127.0.0.1:4317}", "endpoint: 127.0.0.1:4317, max_recv_msg_sise_mib: 4}",
+			"receivers::otlp::protocols::grpc::max_recv_msg_sise_mib: not a setting; did you mean max_recv_msg_size_mib?"},
+		{"a processor's setting", "batch: {}", "batch: {send_batch_sise: 5}",
+			"processors::batch::send_batch_sise: not a setting; did you mean send_batch_size?"},
+		{"an exporter's squashed client setting", `endpoint: "backend:4317",`, `endpont: "backend:4317",`,
+			"exporters::otlp_grpc::endpont: not a setting; did you mean endpoint?"},
+		{"a nested section of an exporter", "queue_size: 10", "queue_sise: 10",
+			"exporters::otlp_grpc::sending_queue::queue_sise: not a setting; did you mean queue_size?"},
+		{"a top-level section", "\nexporters:", "\nexporter:",
+			"  exporter: not a setting; did you mean exporters?"},
+		{"a pipeline's list", "processors: [itl", "processor: [itl",
+			"service::pipelines::traces::processor: not a setting; did you mean processors?"},
+		{"nothing near: the settings there", "batch: {}", "batch: {flush_every: 5}",
+			"processors::batch::flush_every: not a setting; the settings there are metadata_cardinality_limit, metadata_keys, send_batch_max_size, send_batch_size, timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(base, tc.from) {
+				t.Fatalf("the base configuration has no %q", tc.from)
+			}
+			out := validateConfig(t, strings.Replace(base, tc.from, tc.to, 1))
+			if !strings.Contains(out, "has invalid keys") || !strings.Contains(out, head+"\n") || !strings.Contains(out, tc.want) {
+				t.Errorf("want the collector's error, then %q:\n%s", tc.want, out)
+			}
+			if n := strings.Count(out, "not a setting"); n != 1 {
+				t.Errorf("%d keys noted, want the one misspelt:\n%s", n, out)
+			}
+		})
+	}
+	t.Run("ours", func(t *testing.T) {
+		out := validateConfig(t, strings.Replace(base, "itl: {}", "itl: {stall_treshold: 5s}", 1))
+		if !strings.Contains(out, "stall_treshold: not a setting; did you mean stall_threshold?") || strings.Contains(out, head) {
+			t.Errorf("want the processor's own message alone:\n%s", out)
+		}
+	})
+	t.Run("good", func(t *testing.T) {
+		if out := validateConfig(t, base); strings.Contains(out, head) || strings.Contains(out, "Error") {
+			t.Errorf("a good configuration:\n%s", out)
+		}
+	})
+}
+
+// validateConfig runs otelcol-itl validate on conf and returns what it printed.
+func validateConfig(t *testing.T, conf string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := otelcolItl(t, nil, "validate", "--config", path)
+	return out
+}
+
+// TestWalkSettings: the rules of the decoder that walk follows, on types of its own: a key is a
+// field's mapstructure tag, case-sensitive, or its Go name without one; a squashed struct's keys
+// are its parent's; a ",remain" field takes any key; "-" and unexported fields take none; a
+// pointer is what it points to; a map's or a list's keys are not judged.
+func TestWalkSettings(t *testing.T) {
+	type inner struct {
+		Size int `mapstructure:"size"`
+	}
+	type squashed struct {
+		Endpoint string `mapstructure:"endpoint"`
+	}
+	type cfg struct {
+		squashed `mapstructure:",squash"`
+		Name     string            `mapstructure:"name"`
+		Untagged int               // its key is "Untagged"
+		Skipped  int               `mapstructure:"-"`
+		Inner    *inner            `mapstructure:"inner"`
+		Labels   map[string]string `mapstructure:"labels"`
+		hidden   int               //nolint:unused // a field the decoder cannot set
+	}
+	type rest struct {
+		Name string         `mapstructure:"name"`
+		Rest map[string]any `mapstructure:",remain"`
+	}
+	_ = cfg{}.hidden
+	m := map[string]any{
+		"endpoint": "x", "name": "n", "Untagged": 1, "labels": map[string]any{"anything": "v"},
+		"Name": "wrong case", "untagged": 2, "Skipped": 3, "hidden": 4,
+		"inner": map[string]any{"size": 1, "sise": 2},
+	}
+	var got []string
+	for _, tp := range walk(reflect.TypeOf(&cfg{}), m, "c") {
+		got = append(got, tp.key)
+	}
+	want := []string{"c::Name", "c::Skipped", "c::hidden", "c::inner::sise", "c::untagged"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("walk found %q, want %q", got, want)
+	}
+	if found := walk(reflect.TypeOf(rest{}), map[string]any{"name": "n", "other": 1}, "r"); len(found) != 0 {
+		t.Errorf("a struct with a ,remain field takes any key; walk found %v", found)
+	}
+}
