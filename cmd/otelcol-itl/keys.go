@@ -26,8 +26,9 @@ import (
 // (an Unmarshal method) would mislead a check of field names into refusing good keys. Our
 // components' keys are refused by their own Unmarshal, which names the key and the fix already.
 type keyTypos struct {
-	mu    sync.Mutex
-	found []typo
+	mu       sync.Mutex
+	found    []typo
+	manifest bool // the configuration is an ocb manifest
 }
 
 // typo is a key that is no setting of the configuration type where it stands.
@@ -48,6 +49,11 @@ var sections = []string{"receivers", "processors", "exporters", "connectors", "e
 func (k *keyTypos) Convert(_ context.Context, conf *confmap.Conf) error {
 	var found []typo
 	top := conf.ToStringMap()
+	// An ocb manifest (builder-config.yaml): a dist section, and components as lists of Go modules.
+	_, dist := top["dist"].(map[string]any)
+	_, listed := top["receivers"].([]any)
+	_, listedExporters := top["exporters"].([]any)
+	manifest := dist && (listed || listedExporters)
 	for _, key := range sortedKeys(top) {
 		if !slices.Contains(sections, key) {
 			found = append(found, typo{key: key, name: key, here: sections})
@@ -77,7 +83,7 @@ func (k *keyTypos) Convert(_ context.Context, conf *confmap.Conf) error {
 	}
 	found = append(found, walk(reflect.TypeOf(service.Config{}), asMap(top["service"]), "service")...)
 	k.mu.Lock()
-	k.found = found
+	k.found, k.manifest = found, manifest
 	k.mu.Unlock()
 	return nil
 }
@@ -182,6 +188,13 @@ var invalidKeys = regexp.MustCompile(`has invalid keys: ([^\n]+)`)
 // explain returns, for an error of keys that are no setting, each of those keys with its place and
 // the setting it likely misspells (or the settings where it stands); "" for another error.
 func (k *keyTypos) explain(err error) string {
+	k.mu.Lock()
+	manifest := k.manifest
+	k.mu.Unlock()
+	if manifest {
+		return "This file is an ocb manifest (a builder configuration: dist, and components as lists of Go modules), not a collector configuration. " +
+			"Give --config a configuration such as exporter-config/debug.yaml; a manifest is for building a distribution with ocb (make ocb)."
+	}
 	named := map[string]bool{}
 	for _, m := range invalidKeys.FindAllStringSubmatch(err.Error(), -1) {
 		for _, n := range strings.Split(m[1], ",") {

@@ -118,3 +118,12 @@ func TestWalkSettings(t *testing.T) {
 		t.Errorf("a struct with a ,remain field takes any key; walk found %v", found)
 	}
 }
+
+// TestManifestGivenAsConfig: the ocb manifest beside the configurations, given to --config, is
+// named as one, where the collector printed six errors about lists and unknown keys.
+func TestManifestGivenAsConfig(t *testing.T) {
+	out, code := otelcolItl(t, nil, "validate", "--config", filepath.Join("..", "..", "exporter-config", "builder-config.yaml"))
+	if code != 1 || !strings.Contains(out, "This file is an ocb manifest") || strings.Contains(out, "Where those keys are") {
+		t.Errorf("exit status %d; want the manifest named, and no misspelt keys:\n%s", code, out)
+	}
+}
