@@ -100,6 +100,7 @@ func defaultConfig(f interface{ CreateDefaultConfig() component.Config }) compon
 // walk returns the keys of m that are no setting of the type t, at path, and those of the
 // settings within it that are structs of their own.
 func walk(t reflect.Type, m map[string]any, path string) []typo {
+	optional := isOptional(underlying1(t))
 	t = underlying(t)
 	if m == nil {
 		return nil
@@ -118,6 +119,9 @@ func walk(t reflect.Type, m map[string]any, path string) []typo {
 	fields := map[string]reflect.Type{}
 	if !settingsOf(t, fields) {
 		return nil // a ",remain" field takes every key
+	}
+	if _, ok := fields["enabled"]; optional && !ok {
+		fields["enabled"] = reflect.TypeFor[bool]() // an optional section's own: enabled: false turns it off
 	}
 	names := make([]string, 0, len(fields))
 	for n := range fields {
@@ -139,21 +143,32 @@ func walk(t reflect.Type, m map[string]any, path string) []typo {
 // optionalPkg holds configoptional.Optional[T], which reads the keys of T.
 const optionalPkg = "go.opentelemetry.io/collector/config/configoptional"
 
-// underlying is t without pointers, and T for configoptional.Optional[T].
+// isOptional reports whether t is a configoptional.Optional[T].
+func isOptional(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t.PkgPath() == optionalPkg && strings.HasPrefix(t.Name(), "Optional[")
+}
+
+// underlying1 is t without pointers.
+func underlying1(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// underlying is t without pointers, and T for configoptional.Optional[T], whose keys it reads
+// (besides its own enabled).
 func underlying(t reflect.Type) reflect.Type {
 	for {
-		switch {
-		case t.Kind() == reflect.Pointer:
-			t = t.Elem()
-		case t.Kind() == reflect.Struct && t.PkgPath() == optionalPkg && strings.HasPrefix(t.Name(), "Optional["):
-			f, ok := t.FieldByName("value")
-			if !ok {
-				return t
-			}
-			t = f.Type
-		default:
+		t = underlying1(t)
+		if !isOptional(t) {
 			return t
 		}
+		f, ok := t.FieldByName("value")
+		if !ok {
+			return t
+		}
+		t = f.Type
 	}
 }
 

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
+	"gopkg.in/yaml.v3"
 )
 
 // TestKeyTyposExplained: a misspelt key of a component this distribution holds but did not write,
@@ -125,5 +129,56 @@ func TestManifestGivenAsConfig(t *testing.T) {
 	out, code := otelcolItl(t, nil, "validate", "--config", filepath.Join("..", "..", "exporter-config", "builder-config.yaml"))
 	if code != 1 || !strings.Contains(out, "This file is an ocb manifest") || strings.Contains(out, "Where those keys are") {
 		t.Errorf("exit status %d; want the manifest named, and no misspelt keys:\n%s", code, out)
+	}
+}
+
+// TestShippedConfigsHaveNoTypos: every setting of every shipped configuration is one that walk
+// finds in its component's configuration type, so that the rules walk follows (optional
+// sections, squashed structs, maps of pipelines, the service's own) are the decoder's on real
+// files: a setting walk cannot find would be called misspelt beside an error about another key.
+// Hostile shapes (a section that is a list, a component that is a number, a component type not
+// built in, deep nesting) are noted or passed over, never a panic.
+func TestShippedConfigsHaveNoTypos(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "exporter-config", "*.yaml"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("%d shipped configurations found (%v)", len(files), err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "builder-config.yaml" {
+			continue // the ocb manifest: TestManifestGivenAsConfig
+		}
+		var m map[string]any
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = yaml.Unmarshal(b, &m)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := &keyTypos{}
+		if err := k.Convert(context.Background(), confmap.NewFromStringMap(m)); err != nil {
+			t.Fatal(err)
+		}
+		if len(k.found) != 0 || k.manifest {
+			t.Errorf("%s: walk takes these settings for misspellings: %+v", f, k.found)
+		}
+	}
+	deep := map[string]any{"x": 1}
+	for range 100 {
+		deep = map[string]any{"grpc": deep}
+	}
+	for _, conf := range []map[string]any{
+		{"receivers": []any{"otlp"}},
+		{"receivers": map[string]any{"otlp": 5, "no_such_type": map[string]any{"a": 1}, "Bad Type!": map[string]any{}, "": nil}},
+		{"receivers": map[string]any{"otlp": map[string]any{"protocols": deep}}},
+		{"exporters": map[string]any{"otlp_grpc/a/b": map[string]any{"sending_queue": []any{1}}}},
+		{"service": map[string]any{"pipelines": map[string]any{"traces": []any{}, "metrics": map[string]any{"receiver": 1}}}},
+		{"service": "text"},
+		nil,
+	} {
+		k := &keyTypos{}
+		if err := k.Convert(context.Background(), confmap.NewFromStringMap(conf)); err != nil {
+			t.Errorf("%v: %v", conf, err)
+		}
 	}
 }
