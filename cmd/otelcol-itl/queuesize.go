@@ -183,7 +183,11 @@ func queueSize(v any, sizer string, batch, queue map[string]any) error {
 		switch {
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			return fmt.Errorf("%v is not a number; %s", v, give)
-		case v >= math.MaxInt64 || v < math.MinInt64:
+		case v <= 0:
+			// Checked before the bounds and the fraction: -1e20 (a number below int64, which
+			// YAML reads as a float) is below 0, not more than the most; -0.5 too.
+			return fmt.Errorf("%s is not above 0: it is the most the queue holds, in %s; %s", strconv.FormatFloat(v, 'g', -1, 64), sizer, give)
+		case v >= math.MaxInt64:
 			return fmt.Errorf("%s is more than the most the collector takes, %d; %s", strconv.FormatFloat(v, 'g', -1, 64), int64(math.MaxInt64), give)
 		case v != math.Trunc(v):
 			return fmt.Errorf("%s is not a whole number, and the collector would cut it to %d; %s", strconv.FormatFloat(v, 'f', -1, 64), int64(v), give)

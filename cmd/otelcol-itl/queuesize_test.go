@@ -39,6 +39,10 @@ func TestQueueSizes(t *testing.T) {
 		{"negative", bytesQueue(-1), `queue_size: -1 is not above 0: it is the most the queue holds, in bytes; give a whole number of bytes`},
 		{"zero", bytesQueue(0), `queue_size: 0 is not above 0`},
 		{"beyond int64", bytesQueue(1e20), `queue_size: 1e+20 is more than the most the collector takes, 9223372036854775807`},
+		// Below int64 (ITL_QUEUE_BYTES=-99999999999999999999, which YAML reads as a float) or a
+		// negative fraction: below 0, not "more than the most".
+		{"below int64", bytesQueue(-1e20), `queue_size: -1e+20 is not above 0: it is the most the queue holds, in bytes; give a whole number of bytes`},
+		{"a negative fraction", bytesQueue(-0.5), `queue_size: -0.5 is not above 0: it is the most the queue holds, in bytes`},
 		{"beyond int64, unsigned", bytesQueue(uint64(1) << 63), `queue_size: 9223372036854775808 is more than the most the collector takes`},
 		{"a fraction", bytesQueue(268435456.5), `queue_size: 268435456.5 is not a whole number, and the collector would cut it to 268435456`},
 		{"below the batch's min_size", bytesQueue(1), `queue_size: 1 is below the batch's smallest size (sending_queue::batch::min_size, 8192 by default), 8192 bytes, so the queue could never hold a batch; give at least 8192`},
@@ -125,6 +129,7 @@ func TestValidateRefusesBadQueueBytes(t *testing.T) {
 			{"99999999999999999999", `1e+20 is more than the most the collector takes`},
 			{"1", `1 is below the batch's smallest size`},
 			{"-1", `-1 is not above 0`},
+			{"-99999999999999999999", `-1e+20 is not above 0`},
 			{"16777216", `16777216 bytes is less than one request the receiver otlp takes (receivers::otlp::protocols::grpc::max_recv_msg_size_mib: 33554432 bytes)`},
 		} {
 			out, code := otelcolItl(t, []string{"ITL_QUEUE_BYTES=" + c.value}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
