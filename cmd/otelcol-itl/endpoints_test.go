@@ -144,6 +144,16 @@ func TestAddresses(t *testing.T) {
 		{"no host", exporter("otlp_http", "endpoint", "http:///v1"), `"http:///v1" has no host`},
 		{"a URL that does not parse, its password hidden", exporter("otlp_http", "endpoint", "https://user:s3cr3t@gate way:4318"),
 			`"https://user:xxxxx@gate way:4318" is not a URL (invalid character " " in host name)`},
+		// A password holding a /, ? or # as it was pasted, not percent-encoded: url.Parse ends the
+		// host there, and its error quoted the password's first part ("invalid port \":s3cr3t\"").
+		{"a password with a # not percent-encoded", exporter("otlp_http", "endpoint", "https://user:s3cr3t#x@backend.example:4318"),
+			`exporters::otlp_http::endpoint: "https://user:xxxxx@backend.example:4318": its user or password holds a /, ? or #, which ends the host of a URL; write each percent-encoded (/ as %2F, ? as %3F, # as %23)`},
+		{"a password with a ? not percent-encoded", exporter("otlp_http", "endpoint", "https://user:s3cr3t?x@backend.example:4318/otlp"),
+			`"https://user:xxxxx@backend.example:4318/otlp": its user or password holds a /, ? or #`},
+		{"a password with a / not percent-encoded", exporter("prometheus_remote_write", "endpoint", "https://user:s3cr3t/x@mimir.example/api/v1/push"),
+			`"https://user:xxxxx@mimir.example/api/v1/push": its user or password holds a /, ? or #`},
+		{"a gRPC backend with a password with a # not percent-encoded", exporter("otlp_grpc", "endpoint", "https://user:s3cr3t#x@gateway.example:4317"),
+			`"https://user:xxxxx@gateway.example:4317" has a user or password before its host, which an OTLP/gRPC endpoint cannot carry; write the backend's host and port alone, such as https://gateway.example:4317,`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := addressesConverter{}.Convert(context.Background(), confmap.NewFromStringMap(c.conf))
@@ -180,6 +190,10 @@ func TestValidateRefusesBadAddresses(t *testing.T) {
 			[]string{`exporters::prometheus_remote_write::endpoint: "mimir.example/api/v1/push" has no scheme; write http://mimir.example/api/v1/push`, `PROMETHEUS_REMOTE_WRITE_URL="mimir.example/api/v1/push"`}},
 		{"otlphttp.yaml", "OTLP_HTTP_URL=gateway.example:4318",
 			[]string{`exporters::otlp_http::endpoint: "gateway.example:4318" has no scheme; write http://gateway.example:4318`, `OTLP_HTTP_URL="gateway.example:4318"`}},
+		{"gateway.yaml", "OTLP_HTTP_URL=https://user:s3cr3t#x@backend.example:4318",
+			[]string{`exporters::otlp_http::endpoint: "https://user:xxxxx@backend.example:4318": its user or password holds a /, ? or #`, `OTLP_HTTP_URL="https://user:xxxxx@backend.example:4318"`}},
+		{"agent.yaml", "OTLP_ENDPOINT=https://user:s3cr3t/x@gateway.example:4317",
+			[]string{`exporters::otlp_grpc::endpoint: "https://user:xxxxx@gateway.example:4317" has a user or password before its host`, `OTLP_ENDPOINT="https://user:xxxxx@gateway.example:4317"`}},
 		{"gateway.yaml", "OTLP_HTTP_URL=https://user:s3cr3t@backend.example:99999",
 			[]string{`exporters::otlp_http::endpoint: "https://user:xxxxx@backend.example:99999": port 99999 is outside`, `OTLP_HTTP_URL="https://user:xxxxx@backend.example:99999"`}},
 		{"otlp.yaml", "TELEMETRY_PORT=70000",

@@ -45,16 +45,18 @@ func TestURLPasswordsConverter(t *testing.T) {
 	in := map[string]any{
 		"exporters": map[string]any{
 			"otlp_http":   map[string]any{"endpoint": "https://user:s3cr3t@backend.example", "timeout": "30s"},
+			"pasted":      map[string]any{"endpoint": "https://user:s3cr3t#x@backend.example:4318", "path": "https://u:s3cr3t/x@h/p?q=a@b"},
 			"other":       map[string]any{"endpoints": []any{"http://a:s3cr3t@one", map[string]any{"url": "dns://b:s3cr3t@two/x"}, 3}},
-			"no_password": map[string]any{"endpoint": "https://user@backend.example", "query": "https://backend.example?next=a:b@c", "text": "a:b@c"},
+			"no_password": map[string]any{"endpoint": "https://user@backend.example", "query": "https://backend.example?next=a:b@c", "port": "https://backend.example:8080?next=a:b@c", "ipv6": "https://[::1]?next=a:b@c", "text": "a:b@c"},
 		},
 		"service": map[string]any{"extensions": []any{"x"}},
 	}
 	want := map[string]any{
 		"exporters": map[string]any{
 			"otlp_http":   map[string]any{"endpoint": "https://user:xxxxx@backend.example", "timeout": "30s"},
+			"pasted":      map[string]any{"endpoint": "https://user:xxxxx@backend.example:4318", "path": "https://u:xxxxx@h/p?q=a@b"},
 			"other":       map[string]any{"endpoints": []any{"http://a:xxxxx@one", map[string]any{"url": "dns://b:xxxxx@two/x"}, 3}},
-			"no_password": map[string]any{"endpoint": "https://user@backend.example", "query": "https://backend.example?next=a:b@c", "text": "a:b@c"},
+			"no_password": map[string]any{"endpoint": "https://user@backend.example", "query": "https://backend.example?next=a:b@c", "port": "https://backend.example:8080?next=a:b@c", "ipv6": "https://[::1]?next=a:b@c", "text": "a:b@c"},
 		},
 		"service": map[string]any{"extensions": []any{"x"}},
 	}
