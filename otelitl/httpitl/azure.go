@@ -119,11 +119,12 @@ func azureHost(hostport string) (kind azureKind, name string) {
 // azureDomain cuts hostport's port and the root's trailing dot, and reports whether the host is
 // under one of Azure's clouds' domains, azure.com, azure.us or azure.cn, in any case: labels is
 // what comes before, cloud the top-level label, lower-cased. It looks only at the end of the host:
-// a host that ends in no digit has no port to look for, and one that is not Azure's is told by a
-// byte or two (api.openai.com's "openai" is not "azure").
+// a host that ends in neither a digit nor a colon has no port to look for (an empty port,
+// host:, which url.Parse keeps and net/http dials as the scheme's, is cut too), and one that is
+// not Azure's is told by a byte or two (api.openai.com's "openai" is not "azure").
 func azureDomain(hostport string) (labels, cloud string, ok bool) {
 	host := hostport
-	if n := len(host); n > 0 && '0' <= host[n-1] && host[n-1] <= '9' {
+	if n := len(host); n > 0 && ('0' <= host[n-1] && host[n-1] <= '9' || host[n-1] == ':') {
 		if i := strings.LastIndexByte(host, ':'); i >= 0 && strings.IndexByte(host[i:], ']') < 0 {
 			host = host[:i]
 		}

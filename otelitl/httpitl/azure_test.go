@@ -108,6 +108,34 @@ func TestDetectAzure(t *testing.T) {
 	}
 }
 
+// TestDetectAzureEmptyPort: a host with an empty port (https://res.openai.azure.com:/...), which
+// url.Parse takes and net/http dials as the scheme's port, is Azure's host. http.NewRequest drops
+// the empty port, but a request built on a parsed URL keeps it: otelitl-proxy's upstream
+// (httputil.ProxyRequest.SetURL copies the upstream's host as written), OTELITL_PROXY_OPENAI=
+// https://res.openai.azure.com: recorded every Azure v1 call as openai.
+func TestDetectAzureEmptyPort(t *testing.T) {
+	for _, tc := range []struct {
+		url                  string
+		provider, deployment string
+	}{
+		{"https://res.openai.azure.com:/openai/v1/chat/completions", providerAzure, ""},
+		{"https://res.services.ai.azure.com.:/api/projects/p/openai/v1/responses", providerAzure, ""},
+		{"https://res.services.ai.azure.com:/models/chat/completions", providerInference, ""},
+		{"https://d.eastus2.models.ai.azure.com:/chat/completions", providerInference, "d"},
+		{"https://[::1]:/openai/v1/chat/completions", providerOpenAI, ""},
+		{"https://res.openai.azure.com.example:/openai/v1/chat/completions", providerOpenAI, ""},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := detect(&http.Request{Method: http.MethodPost, URL: u})
+		if !ok || c.provider != tc.provider || c.deployment != tc.deployment {
+			t.Errorf("%s: %+v, %t; want provider %s, deployment %q", tc.url, c, ok, tc.provider, tc.deployment)
+		}
+	}
+}
+
 // TestAzureModel: the body's model wins; without one the deployment names the model, as the
 // openai-go azure package (whose body's model is the deployment) and the instrumentations of
 // Azure's clients record it.
