@@ -315,11 +315,17 @@ func writableDir(dir string, create bool) error {
 		return nil
 	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: a file above it
 		return fmt.Errorf("%q cannot be used: %w", dir, err)
+	case danglingLink(dir) != "":
+		target := danglingLink(dir)
+		return fmt.Errorf("%q is a symbolic link to %q, which does not exist, and which the collector does not create through the link; create %q, or give another directory", dir, target, target)
 	case !create:
 		return fmt.Errorf("%q does not exist; create it, or set create_directory: true", dir)
 	}
 	// Missing, to be created: the nearest directory above it that exists must be writable.
 	for parent := filepath.Dir(filepath.Clean(dir)); ; parent = filepath.Dir(parent) {
+		if target := danglingLink(parent); target != "" {
+			return fmt.Errorf("%q cannot be created: %q is a symbolic link to %q, which does not exist; create %q, or give another directory", dir, parent, target, target)
+		}
 		if st, err := os.Stat(parent); err == nil {
 			if !st.IsDir() {
 				return fmt.Errorf("%q cannot be created: %q is a file", dir, parent)
@@ -333,6 +339,29 @@ func writableDir(dir string, create bool) error {
 			return nil // nothing above exists: the extension will say why
 		}
 	}
+}
+
+// danglingLink returns the target of path when path is a symbolic link to nothing (a volume not
+// mounted, a directory removed), else "". os.Stat says such a path does not exist, and
+// file_storage's create_directory then runs os.MkdirAll, which fails at start on the link
+// ("mkdir ...: file exists"): it creates no link's target. A relative target is given as the path
+// it names, from the link's directory.
+func danglingLink(path string) string {
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return ""
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	target, err := os.Readlink(path)
+	if err != nil {
+		return ""
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	return target
 }
 
 // canWrite reports whether this user can create a file in dir.

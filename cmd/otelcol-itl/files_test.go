@@ -74,6 +74,17 @@ func TestStorageDirs(t *testing.T) {
 	if err := os.Mkdir(locked, 0o500); err != nil {
 		t.Fatal(err)
 	}
+	// A symbolic link whose target does not exist (a volume not mounted, a directory removed):
+	// os.Stat says it does not exist, and the extension's MkdirAll fails at start on the link,
+	// "mkdir ...: file exists", where validate passed it.
+	dangling, gone := filepath.Join(dir, "dangling"), filepath.Join(dir, "gone", "queue")
+	if err := os.Symlink(gone, dangling); err != nil {
+		t.Fatal(err)
+	}
+	linkedDir := filepath.Join(dir, "linked")
+	if err := os.Symlink(dir, linkedDir); err != nil {
+		t.Fatal(err)
+	}
 	conf := func(d string, create bool) *confmap.Conf {
 		return confmap.NewFromStringMap(map[string]any{"extensions": map[string]any{
 			"file_storage/queue": map[string]any{"directory": d, "create_directory": create}}})
@@ -95,6 +106,10 @@ func TestStorageDirs(t *testing.T) {
 		{"~ alone", "~", true, `it would create a directory named "~" in the working directory; give the full path`, false},
 		{"another user's ~", "~alice/queue", true, `it would create a directory named "~alice" in the working directory; give the full path, such as /home/alice/queue`, false},
 		{"a ~ further on", filepath.Join(dir, "~", "queue"), true, "", false},
+		{"a link to a directory", linkedDir, false, "", false},
+		{"a link to nothing", dangling, true, `extensions::file_storage/queue::directory: "` + dangling + `" is a symbolic link to "` + gone + `", which does not exist, and which the collector does not create through the link; create "` + gone + `", or give another directory`, false},
+		{"a link to nothing, not to be created", dangling, false, `"` + dangling + `" is a symbolic link to "` + gone + `", which does not exist`, false},
+		{"under a link to nothing", filepath.Join(dangling, "queue"), true, `"` + filepath.Join(dangling, "queue") + `" cannot be created: "` + dangling + `" is a symbolic link to "` + gone + `", which does not exist; create "` + gone + `"`, false},
 		{"not writable", locked, false, `"` + locked + `" cannot be written by this user`, true},
 		{"under one not writable", filepath.Join(locked, "queue"), true, `cannot be created: "` + locked + `" is not writable by this user`, true},
 	} {
