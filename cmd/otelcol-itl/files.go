@@ -250,9 +250,8 @@ func queueFiles(conf *confmap.Conf, id, dir string) error {
 	sort.Strings(ids)
 	var denied []string
 	for _, exp := range ids {
-		typ, name, _ := strings.Cut(exp, "/")
-		files, _ := filepath.Glob(filepath.Join(dir, "exporter_"+typ+"_"+name+"_*"))
-		for _, f := range files {
+		for _, base := range queueFileNames(dir, exp) {
+			f := filepath.Join(dir, base)
 			if st, err := os.Lstat(f); err != nil || !st.Mode().IsRegular() {
 				continue
 			}

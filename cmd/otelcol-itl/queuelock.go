@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sort"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -102,13 +102,7 @@ func (q *queueStores) lockHeld(err error) string {
 		if !ok {
 			continue // a storage extension of another kind: its files are not ours to name
 		}
-		typ, name, _ := strings.Cut(id, "/")
-		// file_storage names a component's file kind_type_name_signal (exporter_otlp_http__traces).
-		files, _ := filepath.Glob(filepath.Join(site.dir, "exporter_"+typ+"_"+name+"_*"))
-		for i, f := range files {
-			files[i] = filepath.Base(f)
-		}
-		sort.Strings(files)
+		files := queueFileNames(site.dir, id)
 		file := "its file there"
 		if len(files) > 0 {
 			file += " (" + strings.Join(files, ", ") + ")"
@@ -120,4 +114,41 @@ func (q *queueStores) lockHeld(err error) string {
 			id, site.dir, ext, file, site.timeout))
 	}
 	return strings.Join(notes, "\n")
+}
+
+// queueSignals are the signals an exporter's sending queue is kept for, each in a file of its own.
+var queueSignals = []string{"traces", "metrics", "logs", "profiles"}
+
+// queueFileNames returns the names of the files in dir that file_storage keeps exporter id's
+// sending queue in, sorted: exporter_TYPE_NAME_SIGNAL (exporter_otlp_http__traces), escaped as
+// file_storage escapes a file's name (storageName). The directory is read, not globbed: a
+// directory whose name holds [, * or ? matched nothing, and neither did an exporter whose name
+// file_storage escapes (otlp_http/a:b, exporter_otlp_http_a~003Ab_traces).
+func queueFileNames(dir, id string) []string {
+	typ, name, _ := strings.Cut(id, "/")
+	prefix := storageName("exporter_" + typ + "_" + name + "_")
+	entries, _ := os.ReadDir(dir) // sorted by name
+	var names []string
+	for _, e := range entries {
+		if signal, ok := strings.CutPrefix(e.Name(), prefix); ok && slices.Contains(queueSignals, signal) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// storageName escapes name as file_storage (v0.165) does a component's file name: every character
+// but ASCII letters, digits, '.', '-' and '_' written as ~ and its code point in four or more hex
+// digits (a ':' as ~003A, a '~' as ~007E).
+func storageName(name string) string {
+	var b strings.Builder
+	for _, c := range name {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '-', c == '_':
+			b.WriteRune(c)
+		default:
+			fmt.Fprintf(&b, "~%04X", c)
+		}
+	}
+	return b.String()
 }

@@ -129,3 +129,31 @@ func TestQueueLockHeldNarrow(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueLockHeldFiles: the note names the queue's files in a directory whose name holds a glob's
+// metacharacters ([, *, ?), and those of an exporter whose name file_storage writes escaped (a ':'
+// as ~003A, exporter_otlp_http_a~003Ab_traces), where filepath.Glob matched none and the note said only "its file there"; a file of
+// another exporter whose name begins alike is not named.
+func TestQueueLockHeldFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "queue[eu]*?")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"exporter_otlp_http_a~003Ab_traces", "exporter_otlp_http_a~003Ab_logs", "exporter_otlp_http_a~003Ab~003Ac_traces", "exporter_otlp_http__traces"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &queueStores{}
+	conf := confmap.NewFromStringMap(map[string]any{
+		"exporters":  map[string]any{"otlp_http/a:b": map[string]any{"sending_queue": map[string]any{"storage": "file_storage"}}},
+		"extensions": map[string]any{"file_storage": map[string]any{"directory": dir}},
+	})
+	if err := q.Convert(context.Background(), conf); err != nil {
+		t.Fatal(err)
+	}
+	got := q.lockHeld(fmt.Errorf(`cannot start pipelines: failed to start "otlp_http/a:b" exporter: %w`, berrors.ErrTimeout))
+	if want := "its file there (exporter_otlp_http_a~003Ab_logs, exporter_otlp_http_a~003Ab_traces) stayed locked"; !strings.Contains(got, want) {
+		t.Errorf("the note lacks %q:\n%s", want, got)
+	}
+}
