@@ -171,6 +171,17 @@ func TestUpstreamAzureDeployment(t *testing.T) {
 		// A Foundry project's: the resource, the project's path to the client, as the README gives them.
 		{nil, []string{"-openai", "https://res.services.ai.azure.com/api/projects/p1/openai/v1"}, []string{
 			"drop /api/projects/p1/openai/v1, as in -openai https://res.services.ai.azure.com:", "OPENAI_BASE_URL=http://127.0.0.1:8787/api/projects/p1/openai/v1"}},
+		// The same with the query Azure's v1 preview takes (?api-version=preview), a fragment, or
+		// an endpoint's whole URL: cut to the resource too, where the query alone made the proxy
+		// give .../openai (or .../api/projects/P/openai), the base the lines above refuse.
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai/v1?api-version=preview"}, []string{
+			`-openai "https://res.openai.azure.com/openai/v1?api-version=preview": drop /openai/v1 and the query, as in -openai https://res.openai.azure.com:`,
+			"OPENAI_BASE_URL=http://127.0.0.1:8787/openai/v1 for the v1 API", "AZURE_OPENAI_ENDPOINT=http://127.0.0.1:8787"}},
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai/v1/#x"}, []string{"drop /openai/v1 and the fragment, as in -openai https://res.openai.azure.com:"}},
+		{nil, []string{"-openai", "https://res.openai.azure.com/openai/v1/chat/completions"}, []string{
+			"drop /openai/v1/chat/completions, as in -openai https://res.openai.azure.com:", "OPENAI_BASE_URL=http://127.0.0.1:8787/openai/v1 for the v1 API"}},
+		{nil, []string{"-openai", "https://res.services.ai.azure.com/api/projects/p1/openai/v1/responses?api-version=preview"}, []string{
+			"drop /api/projects/p1/openai/v1/responses and the query, as in -openai https://res.services.ai.azure.com:", "OPENAI_BASE_URL=http://127.0.0.1:8787/api/projects/p1/openai/v1"}},
 		// Another host's /openai/v1 (Groq's) drops the /v1 only: its /openai is its own.
 		{nil, []string{"-openai", "https://api.groq.com/openai/v1"}, []string{"drop the trailing /v1, as in -openai https://api.groq.com/openai:"}},
 		// Bases that work: the resource (the azure clients' paths, and /openai/v1/... from OpenAI's

@@ -102,9 +102,10 @@ func azureDeployment(path string) int {
 	}
 }
 
-// foundryProject matches an Azure AI Foundry project's OpenAI v1 path at the end of an upstream's
-// path: /api/projects/P/openai/v1.
-var foundryProject = regexp.MustCompile(`(?i)/api/projects/[^/]+/openai/v1$`)
+// azureV1 matches Azure's v1 API at the end of an upstream's path: /openai/v1, or an Azure AI
+// Foundry project's /api/projects/P/openai/v1 (the first group), with an endpoint's path after it
+// or not (the second group: /chat/completions, /responses, ...).
+var azureV1 = regexp.MustCompile(`(?i)(/api/projects/[^/]+)?/openai/v1(/(?:chat/completions|completions|responses|embeddings))?$`)
 
 // azureHost reports whether host is an Azure OpenAI, AI services or Foundry resource's
 // (NAME.openai.azure.com, NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com, and the
@@ -262,23 +263,35 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: an Azure OpenAI client sends each request's deployment path and api-version itself (/openai/deployments/NAME/chat/completions?api-version=...), which the proxy appends to the upstream: give the client the proxy's URL as its Azure endpoint (AZURE_OPENAI_ENDPOINT=%s)",
 				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
 		}
-		if p.name == "openai" && azureHost(u.Hostname()) && strings.HasSuffix(strings.ToLower(u.Path), "/openai/v1") && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" {
-			// Azure's v1 base URL as its docs give it (https://NAME.openai.azure.com/openai/v1):
-			// cut to the resource, not to .../openai as the trailing /v1 alone would say, which
-			// serves OpenAI's client at the proxy's /v1 but doubles the /openai of every path an
-			// Azure client sends, and of OPENAI_BASE_URL=http://ADDR/openai/v1 as the README gives it.
+		if m := azureV1.FindStringSubmatchIndex(u.Path); p.name == "openai" && m != nil && azureHost(u.Hostname()) {
+			// Azure's v1 base URL as its docs give it (https://NAME.openai.azure.com/openai/v1,
+			// with the ?api-version=preview its preview takes, or an endpoint's whole URL): cut to
+			// the resource, not to .../openai as the trailing /v1 alone would say, which serves
+			// OpenAI's client at the proxy's /v1 but doubles the /openai of every path an Azure
+			// client sends, and of OPENAI_BASE_URL=http://ADDR/openai/v1 as the README gives it.
 			fixed := *u
-			fixed.Path, fixed.RawPath = u.Path[:len(u.Path)-len("/openai/v1")], ""
+			fixed.Path, fixed.RawPath = u.Path[:m[0]], ""
+			fixed.RawQuery, fixed.ForceQuery, fixed.Fragment, fixed.RawFragment = "", false, "", ""
+			dropped := []string{u.Path[m[0]:]}
+			if u.RawQuery != "" || u.ForceQuery {
+				dropped = append(dropped, "the query")
+			}
+			if u.Fragment != "" {
+				dropped = append(dropped, "the fragment")
+			}
 			at := proxyURL(c.addr, c.tlsCert != "")
-			if m := foundryProject.FindStringIndex(u.Path); m != nil {
+			if m[2] >= 0 {
 				// A Foundry project's (.../api/projects/P/openai/v1): the proxy routes the project's
 				// path to the -openai upstream, so the client keeps it and the upstream is the resource.
-				fixed.Path = u.Path[:m[0]]
+				client := u.Path[m[0]:]
+				if m[4] >= 0 {
+					client = u.Path[m[0]:m[4]] // without the endpoint's path
+				}
 				return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path, the project's included: give OpenAI's client OPENAI_BASE_URL=%s%s",
-					setting(c.name(p.name), u.Redacted()), u.Path[m[0]:], assign(c.name(p.name), fixed.Redacted()), at, u.Path[m[0]:])
+					setting(c.name(p.name), u.Redacted()), strings.Join(dropped, " and "), assign(c.name(p.name), fixed.Redacted()), at, client)
 			}
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: Azure OpenAI's clients send the /openai of each path themselves, which the proxy appends to the upstream: give OpenAI's client OPENAI_BASE_URL=%s/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=%s",
-				setting(c.name(p.name), u.Redacted()), u.Path[len(fixed.Path):], assign(c.name(p.name), fixed.Redacted()), at, at)
+				setting(c.name(p.name), u.Redacted()), strings.Join(dropped, " and "), assign(c.name(p.name), fixed.Redacted()), at, at)
 		}
 		if base, dropped := baseOf(u, p); dropped != "" {
 			// Redacted: the URL may carry a password, which the message would show twice.
