@@ -182,12 +182,21 @@ func TestUpstreamAzureDeployment(t *testing.T) {
 			"drop /openai/v1/chat/completions, as in -openai https://res.openai.azure.com:", "OPENAI_BASE_URL=http://127.0.0.1:8787/openai/v1 for the v1 API"}},
 		{nil, []string{"-openai", "https://res.services.ai.azure.com/api/projects/p1/openai/v1/responses?api-version=preview"}, []string{
 			"drop /api/projects/p1/openai/v1/responses and the query, as in -openai https://res.services.ai.azure.com:", "OPENAI_BASE_URL=http://127.0.0.1:8787/api/projects/p1/openai/v1"}},
+		// A Foundry resource's model inference endpoint (.../models, as the portal gives it, or an
+		// endpoint's URL under it): the proxy appends the client's /models/..., so the upstream is
+		// the resource, where .../models was taken and every request went to /models/models/...
+		{nil, []string{"-openai", "https://res.services.ai.azure.com/models"}, []string{
+			`-openai "https://res.services.ai.azure.com/models": drop /models, as in -openai https://res.services.ai.azure.com:`,
+			"OPENAI_BASE_URL=http://127.0.0.1:8787/models"}},
+		{nil, []string{"-openai", "https://res.services.ai.azure.cn/Models/chat/completions?api-version=2024-05-01-preview"}, []string{
+			"drop /Models/chat/completions and the query, as in -openai https://res.services.ai.azure.cn:", "OPENAI_BASE_URL=http://127.0.0.1:8787/models"}},
 		// Another host's /openai/v1 (Groq's) drops the /v1 only: its /openai is its own.
 		{nil, []string{"-openai", "https://api.groq.com/openai/v1"}, []string{"drop the trailing /v1, as in -openai https://api.groq.com/openai:"}},
 		// Bases that work: the resource (the azure clients' paths, and /openai/v1/... from OpenAI's
 		// client), its /openai (OpenAI's client with /v1), and paths that only look alike.
 		{nil, []string{"-openai", "https://res.openai.azure.com"}, nil},
 		{nil, []string{"-openai", "https://res.openai.azure.com/openai"}, nil},
+		{nil, []string{"-openai", "https://gw.example/models"}, nil},
 		{nil, []string{"-openai", "https://gw.example/openai/deployments-eu"}, nil},
 		{nil, []string{"-openai", "https://gw.example/my/openai/deploymentsx/d"}, nil},
 	})

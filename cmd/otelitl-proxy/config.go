@@ -107,13 +107,22 @@ func azureDeployment(path string) int {
 // or not (the second group: /chat/completions, /responses, ...).
 var azureV1 = regexp.MustCompile(`(?i)(/api/projects/[^/]+)?/openai/v1(/(?:chat/completions|completions|responses|embeddings))?$`)
 
+// foundryModels matches a Foundry resource's model inference API at the end of an upstream's
+// path: /models, with an endpoint's path after it or not.
+var foundryModels = regexp.MustCompile(`(?i)/models(/(?:chat/completions|completions|embeddings))?$`)
+
 // azureHost reports whether host is an Azure OpenAI, AI services or Foundry resource's
 // (NAME.openai.azure.com, NAME.cognitiveservices.azure.com, NAME.services.ai.azure.com, and the
 // same in Azure Government's azure.us and Azure China's azure.cn), the hosts httpitl tells
-// Azure's v1 API by, in any case, with or without the root's trailing dot.
-func azureHost(host string) bool {
+// Azure's v1 API by, in any case, with or without the root's trailing dot; of those services
+// only, when given (".services.ai": a Foundry resource's, the one that serves /models/).
+func azureHost(host string, only ...string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	for _, service := range []string{".openai", ".cognitiveservices", ".services.ai"} {
+	services := []string{".openai", ".cognitiveservices", ".services.ai"}
+	if len(only) > 0 {
+		services = only
+	}
+	for _, service := range services {
 		for _, cloud := range []string{".azure.com", ".azure.us", ".azure.cn"} {
 			if suffix := service + cloud; len(host) > len(suffix) && strings.HasSuffix(host, suffix) {
 				return true
@@ -269,16 +278,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// the resource, not to .../openai as the trailing /v1 alone would say, which serves
 			// OpenAI's client at the proxy's /v1 but doubles the /openai of every path an Azure
 			// client sends, and of OPENAI_BASE_URL=http://ADDR/openai/v1 as the README gives it.
-			fixed := *u
-			fixed.Path, fixed.RawPath = u.Path[:m[0]], ""
-			fixed.RawQuery, fixed.ForceQuery, fixed.Fragment, fixed.RawFragment = "", false, "", ""
-			dropped := []string{u.Path[m[0]:]}
-			if u.RawQuery != "" || u.ForceQuery {
-				dropped = append(dropped, "the query")
-			}
-			if u.Fragment != "" {
-				dropped = append(dropped, "the fragment")
-			}
+			fixed, dropped := azureBase(u, m[0])
 			at := proxyURL(c.addr, c.tlsCert != "")
 			if m[2] >= 0 {
 				// A Foundry project's (.../api/projects/P/openai/v1): the proxy routes the project's
@@ -288,10 +288,18 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 					client = u.Path[m[0]:m[4]] // without the endpoint's path
 				}
 				return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path, the project's included: give OpenAI's client OPENAI_BASE_URL=%s%s",
-					setting(c.name(p.name), u.Redacted()), strings.Join(dropped, " and "), assign(c.name(p.name), fixed.Redacted()), at, client)
+					setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), at, client)
 			}
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: Azure OpenAI's clients send the /openai of each path themselves, which the proxy appends to the upstream: give OpenAI's client OPENAI_BASE_URL=%s/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=%s",
-				setting(c.name(p.name), u.Redacted()), strings.Join(dropped, " and "), assign(c.name(p.name), fixed.Redacted()), at, at)
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), at, at)
+		}
+		if m := foundryModels.FindStringIndex(u.Path); p.name == "openai" && m != nil && azureHost(u.Hostname(), ".services.ai") {
+			// A Foundry resource's model inference endpoint, .../models as the portal gives it:
+			// the client sends /models/... itself (the proxy routes it to this upstream), so the
+			// upstream is the resource; .../models sent every request to /models/models/...
+			fixed, dropped := azureBase(u, m[0])
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: the model inference API's clients send /models/... themselves, which the proxy appends to the upstream: give the client OPENAI_BASE_URL=%s/models",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
 		}
 		if base, dropped := baseOf(u, p); dropped != "" {
 			// Redacted: the URL may carry a password, which the message would show twice.
