@@ -385,9 +385,8 @@ func userinfoAt(rest string) (at int, pasted bool) {
 	if at := strings.LastIndex(authority, "@"); at >= 0 {
 		return at, false
 	}
-	colon := strings.LastIndexByte(authority, ':')
-	if colon < 0 || strings.HasSuffix(authority, "]") || strings.Trim(authority[colon+1:], "0123456789") == "" {
-		return -1, false // a host, with a port or without
+	if hostPort(authority) {
+		return -1, false
 	}
 	first := strings.IndexByte(rest[end:], '@')
 	if first < 0 {
@@ -399,6 +398,27 @@ func userinfoAt(rest string) (at int, pasted bool) {
 		host = first + i
 	}
 	return strings.LastIndex(rest[:host], "@"), true
+}
+
+// hostPort reports whether a could be a URL's host with its port or without: a name or an IPv4
+// address, or an IPv6 one in brackets, then a colon and digits (none, for an empty port) or
+// nothing.
+func hostPort(a string) bool {
+	if strings.HasPrefix(a, "[") {
+		i := strings.IndexByte(a, ']')
+		if i < 0 {
+			return false
+		}
+		a = a[i+1:]
+		if a == "" {
+			return true
+		}
+		if a[0] != ':' {
+			return false
+		}
+	}
+	_, port, found := strings.Cut(a, ":")
+	return !found || strings.Trim(port, "0123456789") == ""
 }
 
 // pastedPassword reports whether URL a has a user or password holding a /, ? or # that is not
