@@ -194,9 +194,17 @@ func queueSize(v any, sizer string, batch, queue map[string]any) error {
 		}
 		n = int64(v)
 	case string:
-		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch {
+		case err == nil:
 			// Quoted in the file ("1000"), which the collector's decoder takes as text.
 			return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
+		case errors.Is(err, strconv.ErrRange) && f < 0:
+			// Beyond a float64 (-1e400), which YAML leaves as text.
+			return fmt.Errorf("%q is not above 0: it is the most the queue holds, in %s; %s", v, sizer, give)
+		case errors.Is(err, strconv.ErrRange) && f > 1:
+			// 1e400; ParseFloat's ErrRange is also a number too small, 1e-400, left to the next case.
+			return fmt.Errorf("%q is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
 		}
 		if m := withUnit.FindStringSubmatch(v); m != nil && sizer == "bytes" {
 			num, _ := strconv.ParseFloat(m[1], 64)

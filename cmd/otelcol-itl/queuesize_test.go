@@ -42,6 +42,9 @@ func TestQueueSizes(t *testing.T) {
 		// Below int64 (ITL_QUEUE_BYTES=-99999999999999999999, which YAML reads as a float) or a
 		// negative fraction: below 0, not "more than the most".
 		{"below int64", bytesQueue(-1e20), `queue_size: -1e+20 is not above 0: it is the most the queue holds, in bytes; give a whole number of bytes`},
+		// Beyond a float64, which YAML leaves as text (ITL_QUEUE_BYTES=1e400): a number all the same.
+		{"beyond a float", bytesQueue("1e400"), `queue_size: "1e400" is more than the most the collector takes, 9223372036854775807; give a whole number of bytes`},
+		{"below a float", bytesQueue("-1e400"), `queue_size: "-1e400" is not above 0: it is the most the queue holds, in bytes; give a whole number of bytes`},
 		{"a negative fraction", bytesQueue(-0.5), `queue_size: -0.5 is not above 0: it is the most the queue holds, in bytes`},
 		{"beyond int64, unsigned", bytesQueue(uint64(1) << 63), `queue_size: 9223372036854775808 is more than the most the collector takes`},
 		{"a fraction", bytesQueue(268435456.5), `queue_size: 268435456.5 is not a whole number, and the collector would cut it to 268435456`},
