@@ -11,8 +11,10 @@
 // given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused, as is an
 // endpoint's whole URL (https://api.openai.com/v1/chat/completions), an Azure OpenAI deployment's
 // (https://NAME.openai.azure.com/openai/deployments/NAME, whose path the Azure clients send
-// themselves), Azure's v1 base URL (https://NAME.openai.azure.com/openai/v1, cut to the resource,
-// not to its /openai) or one with a query or a fragment, each with the base URL to give. Azure OpenAI's
+// themselves), Azure's v1 base URL (https://NAME.openai.azure.com/openai/v1, with a query or an
+// endpoint's path after it too, cut to the resource, not to its /openai), a Foundry resource's
+// model inference endpoint (https://NAME.services.ai.azure.com/models, cut to the resource) or one
+// with a query or a fragment, each with the base URL to give. Azure OpenAI's
 // paths, /openai/deployments/NAME/chat/completions?api-version=... and /openai/v1/..., go to the
 // OpenAI upstream (the resource, https://NAME.openai.azure.com) with their query, and are recorded
 // as azure.ai.openai (see httpitl). A
