@@ -79,6 +79,17 @@ func TestErrorNamesTheSettingGiven(t *testing.T) {
 	})
 }
 
+// TestUnparsedUpstreamHidesPassword: an upstream url.Parse cannot read (a space in the host, a
+// password pasted with a # or a / not percent-encoded) is refused with its password written xxxxx,
+// where the error printed the value as given, password and all. checkConfigs fails on s3cret.
+func TestUnparsedUpstreamHidesPassword(t *testing.T) {
+	checkConfigs(t, []configCase{
+		{nil, []string{"-openai", "https://user:s3cret@gate way.example"}, []string{`-openai "https://user:xxxxx@gate way.example": want the API's base URL`}},
+		{map[string]string{"OTELITL_PROXY_ANTHROPIC": "https://user:s3cret#x@gw.example:8443"}, nil, []string{`OTELITL_PROXY_ANTHROPIC="https://user:xxxxx@gw.example:8443": want the API's base URL`}},
+		{nil, []string{"-ollama", "http://user:s3cret/x@gw.example:11434"}, []string{`-ollama "http://user:xxxxx@gw.example:11434": want the API's base URL`}},
+	})
+}
+
 // An upstream that ends in the version prefix the clients' paths begin with (the base URL as the
 // SDKs take it) is refused at start, with the flag, the value and the URL to give instead: the
 // proxy appends the client's path, and every request would reach /v1/v1/... and 404. A path that
@@ -655,4 +666,21 @@ func checkConfigs(t *testing.T, cases []configCase) {
 			t.Errorf("env %v, args %v: the error shows the password: %v", tc.env, tc.args, err)
 		}
 	}
+}
+
+// FuzzUpstreamPassword: whatever host and path an upstream's URL has, parsed or not, no error
+// parseConfig returns shows its password.
+func FuzzUpstreamPassword(f *testing.F) {
+	f.Add("res.openai.azure.com", "/openai/v1?x")
+	f.Add("gate way", "")
+	f.Add("h", "/openai/deployments/d#f")
+	f.Fuzz(func(t *testing.T, host, path string) {
+		for _, p := range protocols {
+			raw := "https://user:s3cr3tpw@" + host + path
+			_, err := parseConfig([]string{"-" + p.name, raw}, func(string) string { return "" }, io.Discard)
+			if err != nil && strings.Contains(err.Error(), "s3cr3tpw") {
+				t.Fatalf("-%s %q: %v", p.name, raw, err)
+			}
+		}
+	})
 }
