@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -306,6 +307,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	}
 	if _, port, err := net.SplitHostPort(c.addr); err != nil || port == "" {
 		return config{}, fmt.Errorf("%s: want host:port, such as 127.0.0.1:8787 (or :8787 for every interface)", setting(c.name("addr"), c.addr))
+	} else if err := listenPort(port); err != nil {
+		// net.Listen said "listen tcp: address 99999: invalid port", without the range to give.
+		return config{}, fmt.Errorf("%s: %w", setting(c.name("addr"), c.addr), err)
 	}
 	for _, p := range protocols {
 		raw := strings.TrimSpace(*ups[p.name])
@@ -398,4 +402,19 @@ func orList(s []string) string {
 		return strings.Join(s, "")
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// listenPort reports why port is none net.Listen takes: a number from 0 to 65535 (0: any free
+// one), or a service's name (http).
+func listenPort(port string) error {
+	if n, err := strconv.ParseInt(port, 10, 64); err == nil {
+		if n < 0 || n > 65535 {
+			return fmt.Errorf("port %s is outside 0 to 65535; give one within, such as 127.0.0.1:8787 (0: any free port, announced at start)", port)
+		}
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("port %q is neither a number nor a service's name; give one from 0 to 65535, such as 127.0.0.1:8787", port)
+	}
+	return nil
 }

@@ -64,6 +64,18 @@ import (
 	"github.com/otelitl/itl/internal/tlsfile"
 )
 
+// listenError is net.Listen's error for the address setting, with the fix: net.Listen says
+// "bind: address already in use" or "bind: permission denied", which name neither.
+func listenError(setting string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%s: %w: another process listens there; stop it, or give another address, such as 127.0.0.1:8788", setting, err)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("%s: %w: a port below 1024 needs root or CAP_NET_BIND_SERVICE; give a port from 1024, such as 127.0.0.1:8787", setting, err)
+	}
+	return fmt.Errorf("%s: %w", setting, err)
+}
+
 func main() {
 	c, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flagHelp) {
@@ -159,7 +171,7 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 
 	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", setting(c.name("addr"), c.addr), err)
+		return nil, listenError(setting(c.name("addr"), c.addr), err)
 	}
 	scheme := "http"
 	if tlsConfig != nil {

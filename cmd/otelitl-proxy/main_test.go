@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log"
 	"math/big"
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +72,7 @@ func TestStartFailsBeforeListening(t *testing.T) {
 		{"OTLP endpoint without a scheme", config{addr: "127.0.0.1:0"},
 			"127.0.0.1:9999", []string{`OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:9999"`, "http://127.0.0.1:9999"}},
 		{"address in use, from the environment", config{addr: busy.Addr().String(), names: map[string]string{"addr": "OTELITL_PROXY_ADDR"}},
-			"", []string{`OTELITL_PROXY_ADDR="` + busy.Addr().String() + `"`}},
+			"", []string{`OTELITL_PROXY_ADDR="` + busy.Addr().String() + `"`, "address already in use: another process listens there; stop it, or give another address, such as 127.0.0.1:8788"}},
 	} {
 		noOTLP(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.otlp)
@@ -282,5 +284,18 @@ func TestTracingOff(t *testing.T) {
 		t.Errorf("OTEL_TRACES_EXPORTER=zipkin: started")
 	} else if !strings.Contains(err.Error(), `OTEL_TRACES_EXPORTER="zipkin": the exporters supported are otlp (the default) and none`) || strings.Contains(logs.String(), "listening on") {
 		t.Errorf("OTEL_TRACES_EXPORTER=zipkin: %v, logged %q; want an error naming the variable, the value and what is supported, before listening", err, logs.String())
+	}
+}
+
+// TestListenErrorFix: a port below 1024 that this user may not take (the tests run as root, who
+// may) is explained as the address in use is, with the fix; other errors pass as they are.
+func TestListenErrorFix(t *testing.T) {
+	denied := &net.OpError{Op: "listen", Net: "tcp", Err: os.NewSyscallError("bind", syscall.EACCES)}
+	if got := listenError(`-addr ":80"`, denied).Error(); !strings.Contains(got, `-addr ":80": listen tcp: bind: permission denied: a port below 1024 needs root or CAP_NET_BIND_SERVICE`) {
+		t.Errorf("permission denied: %s", got)
+	}
+	other := errors.New("listen tcp: lookup nowhere: no such host")
+	if got := listenError(`-addr "nowhere:1"`, other).Error(); got != `-addr "nowhere:1": listen tcp: lookup nowhere: no such host` {
+		t.Errorf("another error: %s", got)
 	}
 }

@@ -72,6 +72,10 @@ func TestErrorNamesTheSettingGiven(t *testing.T) {
 		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h:8000/v1"}, nil, []string{`OTELITL_PROXY_OPENAI="http://h:8000/v1": drop the trailing /v1, as in OTELITL_PROXY_OPENAI=http://h:8000:`}},
 		{map[string]string{"OTELITL_PROXY_OLLAMA": "127.0.0.1:11434"}, nil, []string{`OTELITL_PROXY_OLLAMA="127.0.0.1:11434"`}},
 		{map[string]string{"OTELITL_PROXY_ADDR": "8787"}, []string{"-openai", "http://h"}, []string{`OTELITL_PROXY_ADDR="8787": want host:port`}},
+		// net.Listen said "listen tcp: address 99999: invalid port", without the setting or the range.
+		{nil, []string{"-addr", "127.0.0.1:99999", "-openai", "http://h"}, []string{`-addr "127.0.0.1:99999": port 99999 is outside 0 to 65535; give one within, such as 127.0.0.1:8787 (0: any free port, announced at start)`}},
+		{nil, []string{"-addr", "127.0.0.1:-1", "-openai", "http://h"}, []string{`-addr "127.0.0.1:-1": port -1 is outside 0 to 65535`}},
+		{nil, []string{"-addr", "127.0.0.1:no-such-service", "-openai", "http://h"}, []string{`-addr "127.0.0.1:no-such-service": port "no-such-service" is neither a number nor a service's name; give one from 0 to 65535`}},
 		{map[string]string{"OTELITL_PROXY_TLS_CERT": "c.pem"}, []string{"-openai", "http://h"}, []string{"OTELITL_PROXY_TLS_CERT is set without -tls-key (or OTELITL_PROXY_TLS_KEY)"}},
 		{nil, []string{"-tls-key", "k.pem", "-openai", "http://h"}, []string{"-tls-key is set without -tls-cert (or OTELITL_PROXY_TLS_CERT)"}},
 		{map[string]string{"OTELITL_PROXY_OPENAI": "http://h"}, []string{"-openai", "ftp://x"}, []string{`-openai "ftp://x": want the API's base URL`}},
