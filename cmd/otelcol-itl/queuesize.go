@@ -53,9 +53,26 @@ func (queueSizesConverter) Convert(_ context.Context, conf *confmap.Conf) error 
 	var errs []error
 	for _, id := range ids {
 		queue := asMap(asMap(exporters[id])["sending_queue"])
+		if enabled, set := queue["enabled"].(bool); set && !enabled {
+			continue // a queue turned off, whose settings the collector does not check
+		}
+		if batch := asMap(queue["batch"]); batch != nil {
+			batchSizer, _ := batch["sizer"].(string)
+			if batchSizer == "" {
+				// The queue's, when it names one; items, exporterhelper's default, when not.
+				if batchSizer, _ = queue["sizer"].(string); batchSizer == "" {
+					batchSizer = "items"
+				}
+			}
+			for _, k := range []string{"min_size", "max_size"} {
+				if err := batchSize(k, batch[k], batchSizer); err != nil {
+					errs = append(errs, keyErr("exporters::"+id+"::sending_queue::batch::"+k, err))
+				}
+			}
+		}
 		v, ok := queue["queue_size"]
-		if enabled, set := queue["enabled"].(bool); !ok || v == nil || (set && !enabled) {
-			continue // no size, or a queue turned off, whose settings the collector does not check
+		if !ok || v == nil {
+			continue // no size: the exporter's default
 		}
 		sizer, _ := queue["sizer"].(string)
 		if sizer == "" {
@@ -161,6 +178,46 @@ func asStrings(v any) []string {
 // withUnit is a size written with a unit: 10MB, 256 MiB, 2G.
 var withUnit = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKMGT])i?[bB]?\s*$`)
 
+// withUnitErr says that v, the text of the setting key counted in sizer, is a size in bytes
+// written with a unit, and how many bytes it is in either reading; nil for other text.
+func withUnitErr(key, v, sizer string) error {
+	m := withUnit.FindStringSubmatch(v)
+	if m == nil || sizer != "bytes" {
+		return nil
+	}
+	num, _ := strconv.ParseFloat(m[1], 64)
+	prefix := strings.ToUpper(m[2])
+	exp := float64(strings.Index("KMGT", prefix) + 1)
+	return fmt.Errorf("%q is not a number: %s takes a whole number of bytes, without a unit (%s %siB is %.0f, %s %sB %.0f)",
+		v, key, m[1], prefix, num*math.Pow(1024, exp), m[1], prefix, num*math.Pow(1000, exp))
+}
+
+// batchSize says what is wrong with a batch's min_size or max_size v, counted in sizer, that the
+// collector would refuse without the fix ("'max_size' expected type 'int64', got unconvertible
+// type 'string'" of OTLP_MAX_REQUEST_BYTES=3MB) or cut silently (1.5 taken as 1); nil otherwise.
+// Whole numbers are the collector's to judge: its messages name the bounds.
+func batchSize(key string, v any, sizer string) error {
+	give := "give a whole number of " + sizer
+	if sizer == "bytes" {
+		give += ", such as 3145728 for 3 MiB"
+	}
+	switch v := v.(type) {
+	case float64:
+		if v >= 0 && v < math.MaxInt64 && v != math.Trunc(v) {
+			return fmt.Errorf("%s is not a whole number, and the collector would cut it to %d; %s", strconv.FormatFloat(v, 'f', -1, 64), int64(v), give)
+		}
+	case string:
+		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
+		}
+		if err := withUnitErr(key, v, sizer); err != nil {
+			return err
+		}
+		return fmt.Errorf("%q is not a number; %s, without a unit", v, give)
+	}
+	return nil
+}
+
 // queueSize says what is wrong with the queue_size v of a queue counted in sizer, or nil.
 func queueSize(v any, sizer string, batch, queue map[string]any) error {
 	example := map[string]string{"bytes": "268435456 for 256 MiB", "items": "100000", "requests": "1000"}[sizer]
@@ -206,12 +263,8 @@ func queueSize(v any, sizer string, batch, queue map[string]any) error {
 			// 1e400; ParseFloat's ErrRange is also a number too small, 1e-400, left to the next case.
 			return fmt.Errorf("%q is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
 		}
-		if m := withUnit.FindStringSubmatch(v); m != nil && sizer == "bytes" {
-			num, _ := strconv.ParseFloat(m[1], 64)
-			prefix := strings.ToUpper(m[2])
-			exp := float64(strings.Index("KMGT", prefix) + 1)
-			return fmt.Errorf("%q is not a number: queue_size takes a whole number of bytes, without a unit (%s %siB is %.0f, %s %sB %.0f)",
-				v, m[1], prefix, num*math.Pow(1024, exp), m[1], prefix, num*math.Pow(1000, exp))
+		if err := withUnitErr("queue_size", v, sizer); err != nil {
+			return err
 		}
 		return fmt.Errorf("%q is not a number; %s, without a unit", v, give)
 	default:

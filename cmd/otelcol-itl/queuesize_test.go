@@ -70,6 +70,54 @@ func TestQueueSizes(t *testing.T) {
 	}
 }
 
+// TestBatchSizes: a batch's min_size or max_size written with a unit (OTLP_MAX_REQUEST_BYTES=3MB),
+// quoted, as text or with a fraction is refused with the key and the number to give, where the
+// collector said "'max_size' expected type 'int64', got unconvertible type 'string'", or cut 1.5
+// to 1 and then refused 1 as below min_size. Whole numbers are the collector's to judge, and a
+// queue turned off is not checked.
+func TestBatchSizes(t *testing.T) {
+	queue := func(batch map[string]any) map[string]any {
+		return map[string]any{"sizer": "bytes", "queue_size": 268435456, "batch": batch}
+	}
+	const key = "exporters::otlp_grpc::sending_queue::batch::"
+	for _, c := range []struct {
+		name  string
+		queue map[string]any
+		want  string // the error; "": none
+	}{
+		{"the shipped default", queue(map[string]any{"max_size": 3145728}), ""},
+		{"min and max", queue(map[string]any{"min_size": 1024, "max_size": 3145728}), ""},
+		{"no queue size: the batch checked all the same", map[string]any{"sizer": "bytes", "batch": map[string]any{"max_size": "3MB"}},
+			key + `max_size: "3MB" is not a number: max_size takes a whole number of bytes, without a unit (3 MiB is 3145728, 3 MB 3000000)`},
+		{"with a unit", queue(map[string]any{"max_size": "3MB"}),
+			key + `max_size: "3MB" is not a number: max_size takes a whole number of bytes, without a unit (3 MiB is 3145728, 3 MB 3000000)`},
+		{"min_size with a unit", queue(map[string]any{"min_size": "1 KiB"}),
+			key + `min_size: "1 KiB" is not a number: min_size takes a whole number of bytes, without a unit (1 KiB is 1024, 1 KB 1000)`},
+		{"quoted", queue(map[string]any{"max_size": "1000000"}),
+			key + `max_size: "1000000" is a number written as text, which the collector refuses; write it without quotes`},
+		{"a fraction", queue(map[string]any{"max_size": 1.5}),
+			key + `max_size: 1.5 is not a whole number, and the collector would cut it to 1; give a whole number of bytes, such as 3145728 for 3 MiB`},
+		{"text, counted in items", map[string]any{"queue_size": 1000, "batch": map[string]any{"max_size": "lots"}},
+			key + `max_size: "lots" is not a number; give a whole number of items, without a unit`},
+		{"a unit in items is no unit", map[string]any{"sizer": "items", "queue_size": 100000, "batch": map[string]any{"max_size": "3MB"}},
+			key + `max_size: "3MB" is not a number; give a whole number of items, without a unit`},
+		{"negative: the collector says", queue(map[string]any{"max_size": -5}), ""},
+		{"a queue turned off", map[string]any{"enabled": false, "batch": map[string]any{"max_size": "3MB"}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conf := confmap.NewFromStringMap(map[string]any{"exporters": map[string]any{
+				"otlp_grpc": map[string]any{"sending_queue": c.queue}}})
+			err := queueSizesConverter{}.Convert(context.Background(), conf)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || err.Error() != c.want):
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
 // TestQueueHoldsARequest: a queue counted in bytes must hold the largest request an OTLP receiver
 // of its pipelines takes, since it takes each request whole; below that, the larger requests were
 // refused every time ("sending queue is full") by a collector that started without a word.
