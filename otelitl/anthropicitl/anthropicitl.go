@@ -184,6 +184,7 @@ type observer struct {
 	s       wrap.Stream
 	partial []byte // the start of a line whose end has not arrived yet
 	data    []byte // the data lines of the event not yet dispatched, joined with '\n'
+	named   bool   // the event not yet dispatched has an event: line with a name
 	failed  bool   // an error event came: the generation ends with the first (wrap.Stream.Fail)
 }
 
@@ -263,21 +264,27 @@ func (o *observer) feed(p []byte) {
 
 // line reads one line of the stream as the SDK's decoder does (the SSE rules): a blank line
 // dispatches the event whose data lines came before it, joined with '\n'; an event the body ends
-// before dispatching never reaches the application, nor the span. Only data lines matter: event
-// names repeat the data's type, comments and ids say nothing here.
+// before dispatching never reaches the application, nor the span. An event without a name (no
+// event: line, or an empty one) is passed over, as the SDK passes over it, whatever its data;
+// otherwise the data's type says what the event is (the name repeats it). Comments and ids say
+// nothing here.
 func (o *observer) line(line []byte) {
 	if len(line) == 0 {
-		if len(o.data) > 0 {
+		if len(o.data) > 0 && o.named {
 			o.event(o.data)
 		}
-		o.data = o.data[:0]
+		o.data, o.named = o.data[:0], false
 		return
 	}
 	name, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	if string(name) == "event" {
+		o.named = len(value) > 0
+		return
+	}
 	if string(name) != "data" {
 		return
 	}
-	value = bytes.TrimPrefix(value, []byte(" "))
 	if len(o.data) > 0 {
 		o.data = append(o.data, '\n')
 	}

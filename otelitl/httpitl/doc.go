@@ -240,7 +240,9 @@
 //     response.reasoning_summary_text.delta, response.function_call_arguments.delta,
 //     response.custom_tool_call_input.delta, response.mcp_call_arguments.delta and
 //     response.audio.transcript.delta events with a non-empty delta.
-//   - Anthropic: content_block_delta with a non-empty text, thinking or partial_json.
+//   - Anthropic: content_block_delta with a non-empty text, thinking or partial_json. An SSE event
+//     without a name (no event: line) is passed over whatever its data, a delta, message_stop or
+//     an error, as Anthropic's SDKs (Go, Python, TypeScript) pass over it.
 //   - Gemini: a response whose candidates' parts carry text (thoughts included), functionCall,
 //     executableCode, codeExecutionResult or inlineData.
 //   - Ollama: a line whose message has content, thinking or tool_calls (/api/chat), or whose

@@ -213,6 +213,12 @@ func (o *observer) event(name, data []byte, overflow bool) {
 			return
 		}
 	}
+	if o.c.proto == protoAnthropic && len(name) == 0 && o.fr.mode == framingSSE {
+		// An SSE event without an event: line: Anthropic's SDKs (Go, Python, TypeScript) pass
+		// over an unnamed event, whatever its data, so the application sees nothing of it, nor
+		// the span. (An unstreamed reply, one JSON message, has no name to give.)
+		return
+	}
 	if o.reference {
 		o.refEvent(name, data)
 		return

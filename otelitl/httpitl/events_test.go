@@ -34,6 +34,9 @@ func eventNames(p protocol) []string {
 		return bedrockEvents
 	case protoBedrockInvoke:
 		return []string{"chunk"}
+	case protoAnthropic:
+		// Anthropic's servers name every event; the SDKs pass over an unnamed one.
+		return []string{"message_start", ""}
 	}
 	return []string{""}
 }
@@ -101,7 +104,11 @@ func (a outcome) String() string {
 // readBoth reads events as protocol p with the scanner and the reference way, and returns what
 // each recorded and how many events the scanner left to the reference.
 func readBoth(p protocol, streaming bool, events ...[]byte) (scan, ref outcome, fallbacks int) {
-	return readBothNamed(p, "", streaming, events...)
+	name := ""
+	if p == protoAnthropic {
+		name = "message_start" // named, as Anthropic's servers name every event
+	}
+	return readBothNamed(p, name, streaming, events...)
 }
 
 // readBothNamed is readBoth for events named name.

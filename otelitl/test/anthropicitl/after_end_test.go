@@ -20,14 +20,20 @@ import (
 // error.type each recorded, for the server at url. The application closes the stream, as it should.
 func errorTypes(t *testing.T, url string) (viaTransport, wrapped string) {
 	t.Helper()
+	a, b := spanAttrs(t, url)
+	return a["error.type"], b["error.type"]
+}
+
+// spanAttrs is errorTypes with every attribute each span recorded, as text.
+func spanAttrs(t *testing.T, url string) (viaTransport, wrapped map[string]string) {
+	t.Helper()
 	in, exp := wraptest.Tracing(t)
 	hc := &http.Client{Transport: httpitl.NewTransport(http.DefaultTransport, httpitl.WithInstrumentation(in))}
 	plain := anthropic.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
 	s := plain.Messages.NewStreaming(context.Background(), params)
 	plainN, plainErr := drain(s)
 	_ = s.Close()
-	_, a := wraptest.OneSpan(t, exp)
-	viaTransport = a["error.type"].AsString()
+	viaTransport = attrsOf(t, exp)
 
 	in, exp = wraptest.Tracing(t)
 	c := anthropic.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0))
@@ -37,8 +43,7 @@ func errorTypes(t *testing.T, url string) (viaTransport, wrapped string) {
 	if n != plainN || fmt.Sprint(err) != fmt.Sprint(plainErr) {
 		t.Errorf("through the wrapper the application sees %d events and error %v, through the SDK alone %d and %v", n, err, plainN, plainErr)
 	}
-	_, a = wraptest.OneSpan(t, exp)
-	return viaTransport, a["error.type"].AsString()
+	return viaTransport, attrsOf(t, exp)
 }
 
 func errorEvent(typ string) wraptest.Event {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +56,50 @@ func TestEventsAsTheSDKReadsThem(t *testing.T) {
 			}
 			if wrapped != tc.want {
 				t.Errorf("anthropicitl recorded error.type %q, want %q (httpitl %q)", wrapped, tc.want, viaTransport)
+			}
+		})
+	}
+}
+
+// unnamed writes events as sse does, leaving out the event: line of those named in drop.
+func unnamed(drop ...string) string {
+	var b strings.Builder
+	for _, e := range events {
+		if slices.Contains(drop, e.Name) {
+			fmt.Fprintf(&b, "data: %s\n\n", e.Data)
+			continue
+		}
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", e.Name, e.Data)
+	}
+	return b.String()
+}
+
+// TestUnnamedEventsAsTheSDKReadsThem: anthropic-sdk-go passes over an SSE event without an
+// event: line, whatever its data says (as Anthropic's Python and TypeScript SDKs do), so the
+// application sees none of it: the transport and the wrapper record none of it either. Unnamed
+// deltas are no chunks; an unnamed message_stop does not end the reply (incomplete_stream); an
+// unnamed error event names nothing. Both counted the deltas' chunks, and the wrapper took an
+// unnamed error for the generation's.
+func TestUnnamedEventsAsTheSDKReadsThem(t *testing.T) {
+	errEvent := "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"m\"}}\n\n"
+	for _, tc := range []struct {
+		name, body    string
+		chunks, error string
+	}{
+		{"named", sse(len(events)), "4", ""},
+		{"unnamed deltas", unnamed("content_block_delta"), "0", ""},
+		{"an unnamed message_stop", unnamed("message_stop"), "4", itlconv.ErrorTypeIncompleteStream},
+		{"an unnamed error event", sse(len(events)-1) + errEvent + "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", "4", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			viaTransport, wrapped := spanAttrs(t, rawServer(t, tc.body))
+			for _, got := range []struct {
+				by string
+				a  map[string]string
+			}{{"httpitl", viaTransport}, {"anthropicitl", wrapped}} {
+				if got.a["otelitl.chunk.count"] != tc.chunks || got.a["error.type"] != tc.error {
+					t.Errorf("%s recorded %s chunks and error.type %q, want %s and %q", got.by, got.a["otelitl.chunk.count"], got.a["error.type"], tc.chunks, tc.error)
+				}
 			}
 		})
 	}
