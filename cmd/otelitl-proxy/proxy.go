@@ -36,6 +36,10 @@ func route(path string, h http.Header) string {
 		return "gemini"
 	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
 		return "anthropic"
+	case versioned && strings.Contains(path, "/publishers/anthropic/models/"):
+		// Claude on Vertex AI (:streamRawPredict): anthropic-sdk-go's vertex package sends no
+		// anthropic-version header, and the path is Vertex's, so -anthropic gives Vertex's host.
+		return "anthropic"
 	case strings.HasPrefix(path, "/v1beta/") || strings.Contains(path, ":generateContent") || strings.Contains(path, ":streamGenerateContent"):
 		return "gemini"
 	case strings.HasPrefix(path, "/api/projects/"):

@@ -151,6 +151,11 @@ func TestRoute(t *testing.T) {
 		"/openai/deployments/d/chat/completions": "openai", "/openai/v1/responses": "openai",
 		// Azure AI Foundry: a resource's model inference API, a project's OpenAI paths (not Ollama's /api/).
 		"/models/chat/completions": "openai", "/api/projects/p/openai/v1/responses": "openai",
+		// Vertex AI: Claude by its publisher (anthropic-sdk-go's vertex package sends no
+		// anthropic-version header; it went to the OpenAI upstream), Gemini by its method.
+		"/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict": "anthropic",
+		"/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict":         "anthropic",
+		"/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent":      "gemini",
 		"/": "", "/favicon.ico": "",
 	} {
 		if got := route(path, nil); got != want {

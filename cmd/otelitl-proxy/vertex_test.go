@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// TestVertexClaudeThroughProxy: Claude on Vertex AI through the proxy, its upstream Vertex's host
+// given to -anthropic: the request (as anthropic-sdk-go's vertex package sends it, with no
+// anthropic-version header, the model and method in the path) reaches the -anthropic upstream with
+// its path intact, and the proxy records it as gcp.vertex_ai with the path's model. It went to the
+// -openai upstream, and without one was answered 404.
+func TestVertexClaudeThroughProxy(t *testing.T) {
+	const path = "/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
+	reply := []string{
+		`event: message_start` + "\n" + `data: {"type":"message_start","message":{"id":"msg_vrtx_1","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"usage":{"input_tokens":12,"output_tokens":1}}}`,
+		`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+		`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" Vertex"}}`,
+		`event: message_delta` + "\n" + `data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`,
+		`event: message_stop` + "\n" + `data: {"type":"message_stop"}`,
+	}
+	got := make(chan string, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got <- r.URL.Path
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range reply {
+			fmt.Fprintf(w, "%s\n\n", ev)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	c, err := parseConfig([]string{"-anthropic", up.URL, "-openai", "http://127.0.0.1:1"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(newHandler(c, upstreamTransport(http.DefaultTransport.(*http.Transport).Clone(), tp), log.New(io.Discard, "", 0)))
+	defer proxy.Close()
+	req, _ := http.NewRequest(http.MethodPost, proxy.URL+path, strings.NewReader(`{"anthropic_version":"vertex-2023-10-16","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer ya29.test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"text":" Vertex"`) {
+		t.Fatalf("status %d, body %.200q", resp.StatusCode, body)
+	}
+	if p := <-got; p != path {
+		t.Errorf("the upstream got %s, want %s", p, path)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	for k, want := range map[string]string{
+		"gen_ai.provider.name": "gcp.vertex_ai", "gen_ai.request.model": "claude-sonnet-4-5@20250929",
+		"gen_ai.response.model": "claude-sonnet-4-5-20250929", "otelitl.chunk.count": "2", "gen_ai.usage.output_tokens": "3", "error.type": "",
+	} {
+		if got := spanAttr(spans[0], k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
