@@ -81,6 +81,18 @@ type ExemplarsConfig struct {
 	_ struct{}
 }
 
+// DeduplicateConfig makes the connector count a span at most once while it remembers it: a span
+// (trace ID and span ID) that arrives again, as a client's retry sends it, is skipped.
+type DeduplicateConfig struct {
+	// MaxSpans bounds the spans remembered, and so the memory: a span is remembered while fewer
+	// than MaxSpans/2 distinct spans have been counted after it, and at most until MaxSpans have.
+	// 0, the default, remembers none and counts every span each time it arrives.
+	MaxSpans int `mapstructure:"max_spans"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
 // Config configures the itl_metrics connector.
 type Config struct {
 	// Dimensions are the metric attributes; ExcludeDimensions removes some of them by name.
@@ -105,6 +117,9 @@ type Config struct {
 	// with otel.metric.overflow=true. It bounds the connector's memory.
 	AggregationCardinalityLimit int             `mapstructure:"aggregation_cardinality_limit"`
 	Exemplars                   ExemplarsConfig `mapstructure:"exemplars"`
+	// Deduplicate counts a span sent again (a client's retry of a request the pipeline refused or
+	// timed out) once; off by default.
+	Deduplicate DeduplicateConfig `mapstructure:"deduplicate"`
 
 	// Config holds the settings spans are read with, shared with the itl processor:
 	// stall_threshold, chunk_event_names, max_chunks and excluded_operations.
@@ -145,6 +160,7 @@ const (
 	maxExpiration       = 24 * time.Hour
 	maxCardinalityLimit = 1_000_000
 	maxExemplars        = 100
+	maxDedupSpans       = 10_000_000
 )
 
 // Unmarshal decodes the configuration, refusing a key that is not a setting (naming the one it
@@ -241,9 +257,18 @@ func (c *Config) Validate() error {
 	// Checked when exemplars are off too: a value out of range would otherwise pass until the day
 	// they are turned on.
 	errs = append(errs, confcheck.Between("exemplars.max_per_data_point", c.Exemplars.MaxPerDataPoint, 1, maxExemplars, defaultExemplars))
+	if m := c.Deduplicate.MaxSpans; m < 0 {
+		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d is negative; set 0 (the default) to count every span each time it comes, or the number of recent spans to remember, such as 100000", m))
+	} else if m > maxDedupSpans {
+		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d would hold up to %s of span IDs (%d bytes a span); at most %d (%s), and 100000 covers the retries of a client's queue many times over",
+			m, mebibytes(m*dedupBytesPerSpan), dedupBytesPerSpan, maxDedupSpans, mebibytes(maxDedupSpans*dedupBytesPerSpan)))
+	}
 	errs = append(errs, c.Config.Check())
 	return errors.Join(errs...)
 }
+
+// mebibytes writes a size in bytes as MiB.
+func mebibytes(n int) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
 
 func (c *Config) dimensionNames() []string {
 	var names []string

@@ -61,7 +61,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "misspelled_dimension"), wantUnmarshalErr: "dimensions[1].defualt: not a setting; did you mean dimensions[1].default?\ndimensions[1].nam: not a setting; did you mean dimensions[1].name?"},
 		{id: component.NewIDWithName(Type, "misspelled_nested"), wantUnmarshalErr: "histogram.exponential.maxsize: not a setting; did you mean histogram.exponential.max_size?"},
 		{id: component.NewIDWithName(Type, "dotted"), wantUnmarshalErr: "histogram.exponential.max_size: not a setting as written; write it nested, one key a level (histogram: exponential: max_size:)"},
-		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},
+		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, deduplicate, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},
 		{id: component.NewIDWithName(Type, "quoted_flush"), wantUnmarshalErr: `metrics_flush_interval: " 15 " has no unit; write it with one, such as 15s or 15ms`},
 		{id: component.NewIDWithName(Type, "fractional_limit"), wantUnmarshalErr: "aggregation_cardinality_limit: 0.5 is not a whole number; write a whole number, such as 1"},
 		{id: component.NewIDWithName(Type, "fractional_exemplars"), wantUnmarshalErr: "exemplars.max_per_data_point: 2.5 is not a whole number; write a whole number, such as 3"},
@@ -79,6 +79,11 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bare_dimension"), wantUnmarshalErr: "dimensions[0]: gen_ai.request.model is not a dimension; write each as a map with its name (and a default, if you want one), such as - name: gen_ai.request.model\ndimensions[2]: 42 is not a dimension"},
 		{id: component.NewIDWithName(Type, "long_default"), wantErr: "dimensions[0].default: 24 bytes, longer than dimension_value_max_length (16), so every series would carry it cut; shorten it or raise dimension_value_max_length"},
 		{id: component.NewIDWithName(Type, "value_length_0"), wantErr: "dimension_value_max_length: 0 is outside [16, 4096]; the default is 256"},
+		{id: component.NewIDWithName(Type, "deduplicate"), want: def(func(c *Config) { c.Deduplicate.MaxSpans = 100_000 })},
+		{id: component.NewIDWithName(Type, "dedup_negative"), wantErr: "deduplicate.max_spans: -1 is negative; set 0 (the default) to count every span each time it comes, or the number of recent spans to remember, such as 100000"},
+		{id: component.NewIDWithName(Type, "dedup_huge"), wantErr: "deduplicate.max_spans: 20000000 would hold up to 1221 MiB of span IDs (64 bytes a span); at most 10000000 (610 MiB), and 100000 covers the retries of a client's queue many times over"},
+		{id: component.NewIDWithName(Type, "dedup_fraction"), wantUnmarshalErr: "deduplicate.max_spans: 1000.5 is not a whole number; write a whole number, such as 1001"},
+		{id: component.NewIDWithName(Type, "dedup_flat"), wantUnmarshalErr: "dedup_max_spans: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, deduplicate,"},
 		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool]"},
 	}
 	seen := map[string]bool{}

@@ -81,6 +81,7 @@ type itlMetrics struct {
 	delta    bool
 
 	batches sync.Pool                // of *batch
+	dedup   *dedup                   // nil unless deduplicate.max_spans is set
 	bounds  [numHists]*buckets.Table // explicit boundaries per histogram
 
 	mu       sync.Mutex
@@ -100,6 +101,7 @@ type itlMetrics struct {
 	recorded    metric.Int64Counter
 	bounded     metric.Int64Counter
 	expired     metric.Int64Counter
+	duplicates  metric.Int64Counter
 	seriesGauge metric.Registration
 	nSeries     atomic.Int64       // len(series), for the series gauge's callback, which takes no lock
 	self        metric.AddOption   // connector: the instance's id
@@ -151,6 +153,9 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		c.bounds[h] = buckets.New(b)
 	}
 	c.batches.New = func() any { return c.newBatch() }
+	if cfg.Deduplicate.MaxSpans > 0 {
+		c.dedup = newDedup(cfg.Deduplicate.MaxSpans)
+	}
 	c.lastFlus = pcommon.NewTimestampFromTime(time.Now())
 
 	meter := set.TelemetrySettings.MeterProvider.Meter(ScopeName)
@@ -183,6 +188,11 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 	if c.expired, err = meter.Int64Counter("otelcol_connector_itl_metrics_series_expired",
 		metric.WithDescription("Series dropped after metrics_expiration without a span; a cumulative series that comes back starts again from zero."),
 		metric.WithUnit("{series}")); err != nil {
+		return nil, err
+	}
+	if c.duplicates, err = meter.Int64Counter("otelcol_connector_itl_metrics_spans_deduplicated",
+		metric.WithDescription("Model calls' spans not counted, with deduplicate.max_spans, because the connector counted a span of the same trace and span ID lately: a client sent them again, retrying a request the pipeline refused or that timed out. They are not among the spans recorded."),
+		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
 	// The instance's id: without it, two itl_metrics connectors in one collector count into one
@@ -279,6 +289,10 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 	if n > 0 {
 		c.recorded.Add(ctx, int64(n), c.selfOpts...) // no slice made per call: the spans' path allocates nothing
 	}
+	if b.dups > 0 {
+		c.duplicates.Add(ctx, int64(b.dups), c.selfOpts...)
+		b.dups = 0
+	}
 	return nil
 }
 
@@ -293,6 +307,7 @@ const batchSize = 4
 type batch struct {
 	spans [batchSize]pending
 	n     int
+	dups  int // model calls skipped as duplicates (deduplicate.max_spans)
 }
 
 type pending struct {
@@ -326,12 +341,17 @@ func (c *itlMetrics) putBatch(b *batch) {
 	c.batches.Put(b)
 }
 
-// read reads span with the batch's next decoder, and reports whether it is a model call, which it
-// then adds to the batch.
+// read reads span with the batch's next decoder, and reports whether it is a model call to count,
+// which it then adds to the batch. A model call counted lately (deduplicate.max_spans) is counted
+// in b.dups instead, before anything else is counted of it.
 func (c *itlMetrics) read(ctx context.Context, b *batch, span ptrace.Span, res pcommon.Map) bool {
 	p := &b.spans[b.n]
 	call := p.d.Read(span, false)
 	if !call.ModelCall {
+		return false
+	}
+	if c.dedup != nil && c.dedup.seen(span.TraceID(), span.SpanID()) {
+		b.dups++
 		return false
 	}
 	if bad := call.Malformed(); len(bad) > 0 {

@@ -5,9 +5,10 @@
 // by how much of their timing is known.
 //
 // Its settings (dimensions, histograms, temporality, flush interval, expiry, cardinality limit,
-// exemplars, and the span reader's settings it shares with the itl processor), their defaults and
-// ranges, what it emits, how it delivers on failure and its own telemetry are in the README beside
-// this package; every setting is checked at start, and a bad one named with its fix.
+// exemplars, the deduplication of retried spans, and the span reader's settings it shares with the
+// itl processor), their defaults and ranges, what it emits, how it delivers on failure and its own
+// telemetry are in the README beside this package; every setting is checked at start, and a bad
+// one named with its fix.
 package itlmetricsconnector
 
 import (
