@@ -3,11 +3,12 @@ package itlmetricsconnector
 import (
 	"context"
 	"errors"
-	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -36,21 +37,41 @@ func (r *refusing) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	return r.TracesSink.ConsumeTraces(ctx, td)
 }
 
+// gatewayMaxSpans reads connectors.itl_metrics.deduplicate.max_spans from the shipped gateway.yaml.
+func gatewayMaxSpans(t *testing.T) int {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "exporter-config", "gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := cm.Sub("connectors::itl_metrics::deduplicate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d DeduplicateConfig
+	if err := sub.Unmarshal(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.MaxSpans
+}
+
 // TestRetriedRequestCountsOnce runs gateway.yaml's traces pipeline, the itl processor
 // (compact_events) then the itl_metrics connector and an exporter side by side behind the
 // collector's own fanout (the one connector.NewTracesRouter builds, as the service builds it for a
 // pipeline's exporters), with the exporter's queue full for the first 3 requests. The client sends
 // its request again after each refusal, as an OTel SDK or agent.yaml does, and once more after it
-// got through, as a client whose deadline passed first does. With deduplicate.max_spans the
+// got through, as a client whose deadline passed first does. With deduplicate.max_spans (as
+// gateway.yaml sets it) the
 // metrics count every gap and generation once; without it, once per attempt (5 times), which is
 // what the README's troubleshooting row described. The exporter gets every span either way.
 func TestRetriedRequestCountsOnce(t *testing.T) {
 	const spans, chunks, refusals = 8, 50, 3
 	request := benchspans.Traces(spans, chunks, false)
 	for _, tc := range []struct {
+		name            string
 		maxSpans, times int
-	}{{0, refusals + 2}, {100_000, 1}} {
-		t.Run(fmt.Sprint("max_spans=", tc.maxSpans), func(t *testing.T) {
+	}{{"off", 0, refusals + 2}, {"max_spans=100000", 100_000, 1}, {"gateway.yaml", gatewayMaxSpans(t), 1}} {
+		t.Run(tc.name, func(t *testing.T) {
 			sink := new(consumertest.MetricsSink)
 			conn := newTestConnector(t, withDedup(tc.maxSpans), sink)
 			exp := &refusing{}
