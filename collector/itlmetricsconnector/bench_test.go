@@ -2,6 +2,7 @@ package itlmetricsconnector
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -161,4 +162,44 @@ func BenchmarkObserveGaps(b *testing.B) {
 		b.Fatal("observed nothing")
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(spans*(chunks-1)), "ns/gap")
+}
+
+// BenchmarkConsumeTracesDedup is BenchmarkConsumeTraces with deduplicate.max_spans off and at
+// gateway.yaml's 100,000, on spans whose IDs are new at every batch (renumbered in both, so that
+// the two differ by the check alone), and on the same batch again and again (resent: every span
+// after the first batch is skipped as a duplicate, which costs its reading and the check).
+func BenchmarkConsumeTracesDedup(b *testing.B) {
+	const spans, chunks = 100, 200
+	for _, enc := range encodings {
+		for _, run := range []struct {
+			name     string
+			maxSpans int
+			renumber bool
+		}{{"off", 0, true}, {"on", 100_000, true}, {"resent", 100_000, false}} {
+			b.Run("enc="+enc.name+"/dedup="+run.name, func(b *testing.B) {
+				td := benchspans.Traces(spans, chunks, enc.compact)
+				cfg := NewFactory().CreateDefaultConfig().(*Config)
+				cfg.MetricsFlushInterval = time.Hour
+				cfg.Deduplicate.MaxSpans = run.maxSpans
+				c, err := newConnector(connectortestSettings(), cfg, consumertest.NewNop())
+				if err != nil {
+					b.Fatal(err)
+				}
+				var next uint64
+				b.ReportAllocs()
+				for b.Loop() {
+					if run.renumber {
+						pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) {
+							next++
+							var sid pcommon.SpanID
+							binary.LittleEndian.PutUint64(sid[:], next)
+							s.SetSpanID(sid)
+						})
+					}
+					_ = c.ConsumeTraces(context.Background(), td)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+			})
+		}
+	}
 }
