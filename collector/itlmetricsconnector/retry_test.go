@@ -37,10 +37,10 @@ func (r *refusing) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	return r.TracesSink.ConsumeTraces(ctx, td)
 }
 
-// gatewayMaxSpans reads connectors.itl_metrics.deduplicate.max_spans from the shipped gateway.yaml.
-func gatewayMaxSpans(t *testing.T) int {
+// shippedMaxSpans reads connectors.itl_metrics.deduplicate.max_spans from a shipped configuration.
+func shippedMaxSpans(t *testing.T, file string) int {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "exporter-config", "gateway.yaml"))
+	cm, err := confmaptest.LoadConf(filepath.Join("..", "..", "exporter-config", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,7 @@ func gatewayMaxSpans(t *testing.T) int {
 // pipeline's exporters), with the exporter's queue full for the first 3 requests. The client sends
 // its request again after each refusal, as an OTel SDK or agent.yaml does, and once more after it
 // got through, as a client whose deadline passed first does. With deduplicate.max_spans (as
-// gateway.yaml sets it) the
-// metrics count every gap and generation once; without it, once per attempt (5 times), which is
+// gateway.yaml, otlp.yaml and otlphttp.yaml set it) the metrics count every gap and generation once; without it, once per attempt (5 times), which is
 // what the README's troubleshooting row described. The exporter gets every span either way.
 func TestRetriedRequestCountsOnce(t *testing.T) {
 	const spans, chunks, refusals = 8, 50, 3
@@ -70,7 +69,9 @@ func TestRetriedRequestCountsOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		maxSpans, times int
-	}{{"off", 0, refusals + 2}, {"max_spans=100000", 100_000, 1}, {"gateway.yaml", gatewayMaxSpans(t), 1}} {
+	}{{"off", 0, refusals + 2}, {"max_spans=100000", 100_000, 1},
+		// The shipped configurations whose connector shares its requests with a queued exporter.
+		{"gateway.yaml", shippedMaxSpans(t, "gateway.yaml"), 1}, {"otlp.yaml", shippedMaxSpans(t, "otlp.yaml"), 1}, {"otlphttp.yaml", shippedMaxSpans(t, "otlphttp.yaml"), 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := new(consumertest.MetricsSink)
 			conn := newTestConnector(t, withDedup(tc.maxSpans), sink)
