@@ -27,7 +27,8 @@
 //	/models/... on NAME.services.  Azure AI model inference: the     as above               azure.ai.inference
 //	ai.azure.com, or a serverless  OpenAI paths (see Azure AI model
 //	endpoint's host                inference)
-//	/v1/messages                   Anthropic Messages                chat                   anthropic
+//	/v1/messages                   Anthropic Messages                chat                   anthropic (aws.bedrock on
+//	                                                                                        bedrock-mantle.REGION.api.aws)
 //	publishers/anthropic/models/   Claude on Vertex AI: Anthropic    chat                   gcp.vertex_ai
 //	{m}:streamRawPredict, or       Messages, the model in the URL
 //	{m}:rawPredict                 (see Claude on Vertex AI)

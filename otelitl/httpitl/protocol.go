@@ -1,6 +1,7 @@
 package httpitl
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,7 +66,11 @@ func detect(r *http.Request) (call, bool) {
 	case strings.HasSuffix(path, "/responses"):
 		return openAI(r.URL, path, "/responses", call{proto: protoResponses, operation: "chat", provider: providerOpenAI, framing: framingSSE}), true
 	case strings.HasSuffix(path, "/v1/messages"):
-		return call{proto: protoAnthropic, operation: "chat", provider: providerAnthropic, framing: framingSSE}, true
+		c := call{proto: protoAnthropic, operation: "chat", provider: providerAnthropic, framing: framingSSE}
+		if bedrockMantleHost(r.URL.Host) {
+			c.provider = providerBedrock // Claude on Amazon Bedrock's Mantle endpoint, Anthropic's API
+		}
+		return c, true
 	case strings.HasSuffix(path, "/api/chat"):
 		return call{proto: protoOllamaChat, operation: "chat", provider: providerOllama, stream: true, framing: framingNDJSON}, true
 	case strings.HasSuffix(path, "/api/generate"):
@@ -104,6 +109,25 @@ func detect(r *http.Request) (call, bool) {
 		}
 	}
 	return c, true
+}
+
+// bedrockMantleHost reports whether hostport, a URL's host with or without its port, is Amazon
+// Bedrock's Mantle endpoint, bedrock-mantle.REGION.api.aws, which serves Anthropic's Messages API
+// (anthropic-sdk-go's bedrock.NewMantleClient, at .../anthropic/v1/messages): in any case, with or
+// without the root's trailing dot, one label for the region; a look-alike
+// (bedrock-mantle.us-east-1.api.aws.example.com, xbedrock-mantle.us-east-1.api.aws) is not.
+func bedrockMantleHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(host, ".")
+	const prefix, suffix = "bedrock-mantle.", ".api.aws"
+	if len(host) <= len(prefix)+len(suffix) || !strings.EqualFold(host[:len(prefix)], prefix) || !strings.EqualFold(host[len(host)-len(suffix):], suffix) {
+		return false
+	}
+	region := host[len(prefix) : len(host)-len(suffix)]
+	return !strings.Contains(region, ".")
 }
 
 const (
