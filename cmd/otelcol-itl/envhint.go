@@ -240,8 +240,9 @@ func (s *envSources) explain(err error) string {
 	type hint struct{ keys []string }
 	var order []string
 	hints := map[string]*hint{} // by what follows the keys
+	misspelt := invalidKeyNames(text)
 	for _, r := range refs {
-		if strings.Contains(text, r.path[len(r.path)-1]+": not a setting") {
+		if last := r.path[len(r.path)-1]; strings.Contains(text, last+": not a setting") || misspelt[last] {
 			continue // a misspelled key: the fix is in the file, whatever its value
 		}
 		var named []string

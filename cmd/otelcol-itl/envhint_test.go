@@ -273,6 +273,21 @@ connectors: {itl_metrics: {metrics_flush_intervall: "${env:ITL_FLUSH_INTERVAL}"}
 	if got := s.explain(errors.New("'connectors' error reading configuration for \"itl_metrics\": '' metrics_flush_intervall: not a setting; did you mean metrics_flush_interval?")); got != "" {
 		t.Errorf("a misspelled key explained as a variable's:\n%s", got)
 	}
+	// The collector's own words for a misspelt key of a component we did not write: its variable's
+	// line said "change the variable, not the file", where the fix is the key in the file.
+	s = noted(t, `{
+exporters: {otlp_grpc: {tls: {insecur: "${env:ITL_TEST_INSECURE:-false}"}}},
+extensions: {health_check: {endpont: "${env:ITL_TEST_HEALTH:-127.0.0.1:13133}"}},
+service: {telemetry: {metrics: {readers: [{pull: {exporter: {prometheus: {hots: "${env:ITL_TEST_THOST:-127.0.0.1}"}}}}]}}}}`)
+	for _, msg := range []string{
+		"'exporters' error reading configuration for \"otlp_grpc\": decoding failed due to the following error(s):\n\n'tls' has invalid keys: insecur",
+		"'extensions' error reading configuration for \"health_check\": decoding failed due to the following error(s):\n\n'healthcheck.Config' has invalid keys: endpont",
+		"'service.telemetry.metrics' decoding failed due to the following error(s):\n\n'readers[0].pull.exporter.prometheus' has invalid keys: hots",
+	} {
+		if got := s.explain(errors.New(msg)); got != "" {
+			t.Errorf("a misspelled key explained as a variable's:\n%s\n%s", msg, got)
+		}
+	}
 }
 
 // checkExplained checks an explanation: none when want is empty, else one holding every line of

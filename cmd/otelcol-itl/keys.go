@@ -200,6 +200,18 @@ func settingsOf(t reflect.Type, fields map[string]reflect.Type) bool {
 // invalidKeys finds the decoder's "'T' has invalid keys: a, b" in an error.
 var invalidKeys = regexp.MustCompile(`has invalid keys: ([^\n]+)`)
 
+// invalidKeyNames returns the keys the decoder's "has invalid keys" errors in text name: the
+// collector's own words for a key that is no setting of a component it wrote.
+func invalidKeyNames(text string) map[string]bool {
+	named := map[string]bool{}
+	for _, m := range invalidKeys.FindAllStringSubmatch(text, -1) {
+		for _, n := range strings.Split(m[1], ",") {
+			named[strings.TrimSpace(n)] = true
+		}
+	}
+	return named
+}
+
 // explain returns, for an error of keys that are no setting, each of those keys with its place and
 // the setting it likely misspells (or the settings where it stands); "" for another error.
 func (k *keyTypos) explain(err error) string {
@@ -210,12 +222,7 @@ func (k *keyTypos) explain(err error) string {
 		return "This file is an ocb manifest (a builder configuration: dist, and components as lists of Go modules), not a collector configuration. " +
 			"Give --config a configuration such as exporter-config/debug.yaml; a manifest is for building a distribution with ocb (make ocb)."
 	}
-	named := map[string]bool{}
-	for _, m := range invalidKeys.FindAllStringSubmatch(err.Error(), -1) {
-		for _, n := range strings.Split(m[1], ",") {
-			named[strings.TrimSpace(n)] = true
-		}
-	}
+	named := invalidKeyNames(err.Error())
 	if len(named) == 0 {
 		return ""
 	}
