@@ -20,7 +20,8 @@ import (
 // did not write (the OTLP receiver, the batch processor, the exporters): "'configgrpc.ServerConfig'
 // has invalid keys: max_recv_msg_sise_mib" names a Go type, not where the key is in the file, nor
 // what it was meant to be. Its converter reads every component's settings against the fields of
-// the component's configuration type; main prints, after such an error, each key the error names
+// the component's configuration type (and the collector's telemetry against the telemetry
+// factory's); main prints, after such an error, each key the error names
 // with its place and the setting it most likely misspells. It never refuses a configuration
 // itself: the collector's decoding decides, and a type that reads its keys in a way of its own
 // (an Unmarshal method) would mislead a check of field names into refusing good keys. Our
@@ -80,6 +81,11 @@ func (k *keyTypos) Convert(_ context.Context, conf *confmap.Conf) error {
 				}
 			}
 		}
+		// The collector's own telemetry (logs, metrics and their readers), whose type the
+		// service's configuration leaves to the telemetry factory.
+		if f.Telemetry != nil {
+			found = append(found, walk(reflect.TypeOf(f.Telemetry.CreateDefaultConfig()), asMap(asMap(top["service"])["telemetry"]), "service::telemetry")...)
+		}
 	}
 	found = append(found, walk(reflect.TypeOf(service.Config{}), asMap(top["service"]), "service")...)
 	k.mu.Lock()
@@ -98,7 +104,7 @@ func defaultConfig(f interface{ CreateDefaultConfig() component.Config }) compon
 }
 
 // walk returns the keys of m that are no setting of the type t, at path, and those of the
-// settings within it that are structs of their own.
+// settings within it that are structs of their own, or lists of them.
 func walk(t reflect.Type, m map[string]any, path string) []typo {
 	optional := isOptional(underlying1(t))
 	t = underlying(t)
@@ -117,9 +123,9 @@ func walk(t reflect.Type, m map[string]any, path string) []typo {
 		return nil // another map, a list or a value: any key, or the decoder's to judge
 	}
 	fields := map[string]reflect.Type{}
-	if !settingsOf(t, fields) {
-		return nil // a ",remain" field takes every key
-	}
+	// A ",remain" field takes every key that is no setting; the settings beside it are still
+	// decoded as theirs (telemetry's pull exporter: prometheus and its keys).
+	anyKey := !settingsOf(t, fields)
 	if _, ok := fields["enabled"]; optional && !ok {
 		fields["enabled"] = reflect.TypeFor[bool]() // an optional section's own: enabled: false turns it off
 	}
@@ -132,7 +138,18 @@ func walk(t reflect.Type, m map[string]any, path string) []typo {
 	for _, key := range sortedKeys(m) {
 		ft, ok := fields[key]
 		if !ok {
-			found = append(found, typo{key: path + "::" + key, name: key, here: names})
+			if !anyKey {
+				found = append(found, typo{key: path + "::" + key, name: key, here: names})
+			}
+			continue
+		}
+		if lt := underlying(ft); lt.Kind() == reflect.Slice {
+			// A list of settings' structs (telemetry's metrics readers), each item by its index,
+			// as the collector's errors name it: readers[0].
+			items, _ := m[key].([]any)
+			for i, item := range items {
+				found = append(found, walk(lt.Elem(), asMap(item), fmt.Sprintf("%s::%s[%d]", path, key, i))...)
+			}
 			continue
 		}
 		found = append(found, walk(ft, asMap(m[key]), path+"::"+key)...)
@@ -174,17 +191,19 @@ func underlying(t reflect.Type) reflect.Type {
 
 // settingsOf adds the settings of the struct t to fields, by their keys as the collector's decoder
 // matches them (the mapstructure tag, case-sensitive; a squashed struct's settings as its
-// parent's). It reports false for a struct with a ",remain" field, which takes any key.
+// parent's). It reports false for a struct with a ",remain" field, which takes any other key.
 func settingsOf(t reflect.Type, fields map[string]reflect.Type) bool {
+	strict := true
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
 		switch {
 		case strings.Contains(opts, "remain"):
-			return false
+			strict = false
+			continue
 		case strings.Contains(opts, "squash"):
 			if st := underlying(f.Type); st.Kind() == reflect.Struct && !settingsOf(st, fields) {
-				return false
+				strict = false
 			}
 			continue
 		case !f.IsExported() || name == "-":
@@ -194,7 +213,7 @@ func settingsOf(t reflect.Type, fields map[string]reflect.Type) bool {
 		}
 		fields[name] = f.Type
 	}
-	return true
+	return strict
 }
 
 // invalidKeys finds the decoder's "'T' has invalid keys: a, b" in an error.

@@ -40,6 +40,12 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl, batch], expo
 			"  exporter: not a setting; did you mean exporters?"},
 		{"a pipeline's list", "processors: [itl", "processor: [itl",
 			"service::pipelines::traces::processor: not a setting; did you mean processors?"},
+		{"the collector's telemetry", "service: {", "service: {telemetry: {metric: {level: none}}, ",
+			"service::telemetry::metric: not a setting; did you mean metrics?"},
+		{"the collector's logs", "service: {", "service: {telemetry: {logs: {levle: info}}, ",
+			"service::telemetry::logs::levle: not a setting; did you mean level?"},
+		{"a telemetry reader, in a list", "service: {", "service: {telemetry: {metrics: {readers: [{pull: {exporter: {prometheus: {hots: 127.0.0.1, port: 8888}}}}]}}, ",
+			"service::telemetry::metrics::readers[0]::pull::exporter::prometheus::hots: not a setting; did you mean host?"},
 		{"nothing near: the settings there", "batch: {}", "batch: {flush_every: 5}",
 			"processors::batch::flush_every: not a setting; the settings there are metadata_cardinality_limit, metadata_keys, send_batch_max_size, send_batch_size, timeout"},
 	} {
@@ -82,8 +88,9 @@ func validateConfig(t *testing.T, conf string) string {
 
 // TestWalkSettings: the rules of the decoder that walk follows, on types of its own: a key is a
 // field's mapstructure tag, case-sensitive, or its Go name without one; a squashed struct's keys
-// are its parent's; a ",remain" field takes any key; "-" and unexported fields take none; a
-// pointer is what it points to; a map's or a list's keys are not judged.
+// are its parent's; a ",remain" field takes any key but its neighbours' own; "-" and unexported
+// fields take none; a pointer is what it points to; a list of structs' items are judged each by
+// its index; a map's keys, and a list of values', are not.
 func TestWalkSettings(t *testing.T) {
 	type inner struct {
 		Size int `mapstructure:"size"`
@@ -98,28 +105,37 @@ func TestWalkSettings(t *testing.T) {
 		Skipped  int               `mapstructure:"-"`
 		Inner    *inner            `mapstructure:"inner"`
 		Labels   map[string]string `mapstructure:"labels"`
+		Items    []inner           `mapstructure:"items"`
+		Tags     []string          `mapstructure:"tags"`
 		hidden   int               //nolint:unused // a field the decoder cannot set
 	}
 	type rest struct {
-		Name string         `mapstructure:"name"`
-		Rest map[string]any `mapstructure:",remain"`
+		Name  string         `mapstructure:"name"`
+		Inner inner          `mapstructure:"inner"`
+		Rest  map[string]any `mapstructure:",remain"`
 	}
 	_ = cfg{}.hidden
 	m := map[string]any{
 		"endpoint": "x", "name": "n", "Untagged": 1, "labels": map[string]any{"anything": "v"},
 		"Name": "wrong case", "untagged": 2, "Skipped": 3, "hidden": 4,
 		"inner": map[string]any{"size": 1, "sise": 2},
+		"items": []any{map[string]any{"size": 1}, 5, map[string]any{"sise": 1}}, "tags": []any{"a", map[string]any{"b": 1}},
 	}
 	var got []string
 	for _, tp := range walk(reflect.TypeOf(&cfg{}), m, "c") {
 		got = append(got, tp.key)
 	}
-	want := []string{"c::Name", "c::Skipped", "c::hidden", "c::inner::sise", "c::untagged"}
+	want := []string{"c::Name", "c::Skipped", "c::hidden", "c::inner::sise", "c::items[2]::sise", "c::untagged"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("walk found %q, want %q", got, want)
 	}
 	if found := walk(reflect.TypeOf(rest{}), map[string]any{"name": "n", "other": 1}, "r"); len(found) != 0 {
 		t.Errorf("a struct with a ,remain field takes any key; walk found %v", found)
+	}
+	// The settings beside a ",remain" field are still decoded as theirs: a key no setting of one
+	// of them is refused (telemetry's pull exporter, its prometheus).
+	if found := walk(reflect.TypeOf(rest{}), map[string]any{"other": 1, "inner": map[string]any{"sise": 1}}, "r"); len(found) != 1 || found[0].key != "r::inner::sise" {
+		t.Errorf("walk found %+v, want r::inner::sise alone", found)
 	}
 }
 
