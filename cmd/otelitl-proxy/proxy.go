@@ -6,6 +6,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httputil"
+	"regexp"
 	"strings"
 	"time"
 
@@ -50,6 +51,32 @@ func route(path string, h http.Header) string {
 		return "openai"
 	}
 	return ""
+}
+
+// vertexLocation finds the location of a Vertex AI path (/v1/projects/P/locations/L/publishers/...).
+var vertexLocation = regexp.MustCompile(`^/v1[^/]*/projects/[^/]+/locations/([a-z0-9-]+)/publishers/`)
+
+// upstreamExample says what an upstream for a request to path is, and gives an example of it, for
+// the message that asks for pr's flag: the flag's own example is the vendor's API, but Claude on
+// Vertex AI (-anthropic) and Gemini on it (-gemini) need Vertex's host for the path's location, and
+// Azure's paths (-openai) the Azure resource, to which the vendor's API would answer 404 with the
+// client's key or token sent to the wrong company.
+func upstreamExample(path string, pr protocol) (base, example string) {
+	if m := vertexLocation.FindStringSubmatch(path); m != nil {
+		if m[1] == "global" {
+			return "Vertex AI's base URL", "https://aiplatform.googleapis.com"
+		}
+		return "Vertex AI's base URL", "https://" + m[1] + "-aiplatform.googleapis.com"
+	}
+	if pr.name == "openai" {
+		switch {
+		case strings.HasPrefix(path, "/openai/"):
+			return "the Azure resource's URL", "https://NAME.openai.azure.com"
+		case strings.HasPrefix(path, "/models/"), strings.HasPrefix(path, "/api/projects/"):
+			return "the Azure resource's URL", "https://NAME.services.ai.azure.com"
+		}
+	}
+	return "the API's base URL", pr.example
 }
 
 // misdirected explains a path that no API serves because the client's base URL is off by its
@@ -156,7 +183,8 @@ func newHandler(c config, rt http.RoundTripper, logger *log.Logger) http.Handler
 		if !ok {
 			for _, pr := range protocols {
 				if pr.name == name {
-					writeError(w, http.StatusBadGateway, "proxy_not_configured", fmt.Sprintf("otelitl-proxy: no %s upstream is configured: start the proxy with -%s (or %s) set to the API's base URL, such as %s", pr.title, pr.name, pr.env, pr.example))
+					base, example := upstreamExample(r.URL.Path, pr)
+					writeError(w, http.StatusBadGateway, "proxy_not_configured", fmt.Sprintf("otelitl-proxy: no %s upstream is configured: start the proxy with -%s (or %s) set to %s, such as %s", pr.title, pr.name, pr.env, base, example))
 				}
 			}
 			return

@@ -81,3 +81,46 @@ func TestVertexClaudeThroughProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestNotConfiguredNamesTheUpstreamOfThePath: a request for an upstream the proxy was not given is
+// answered with the flag to set and an example of its base URL for that request's API: Claude on
+// Vertex AI needs -anthropic set to Vertex's host, not https://api.anthropic.com, which its
+// message gave, and which would send Vertex's paths and Google's token to Anthropic; an Azure
+// path needs -openai set to the Azure resource, not https://api.openai.com.
+func TestNotConfiguredNamesTheUpstreamOfThePath(t *testing.T) {
+	c, err := parseConfig([]string{"-ollama", "http://127.0.0.1:1"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(newHandler(c, http.DefaultTransport, log.New(io.Discard, "", 0)))
+	defer proxy.Close()
+	for _, tc := range []struct{ path, want, not string }{
+		{"/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict",
+			"start the proxy with -anthropic (or OTELITL_PROXY_ANTHROPIC) set to Vertex AI's base URL, such as https://us-east5-aiplatform.googleapis.com", "api.anthropic.com"},
+		{"/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict",
+			"-anthropic (or OTELITL_PROXY_ANTHROPIC) set to Vertex AI's base URL, such as https://aiplatform.googleapis.com", "api.anthropic.com"},
+		{"/v1/projects/p/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
+			"-gemini (or OTELITL_PROXY_GEMINI) set to Vertex AI's base URL, such as https://europe-west4-aiplatform.googleapis.com", "generativelanguage"},
+		{"/openai/deployments/gpt-4o/chat/completions",
+			"-openai (or OTELITL_PROXY_OPENAI) set to the Azure resource's URL, such as https://NAME.openai.azure.com", "api.openai.com"},
+		{"/openai/v1/chat/completions",
+			"-openai (or OTELITL_PROXY_OPENAI) set to the Azure resource's URL, such as https://NAME.openai.azure.com", "api.openai.com"},
+		{"/models/chat/completions",
+			"-openai (or OTELITL_PROXY_OPENAI) set to the Azure resource's URL, such as https://NAME.services.ai.azure.com", "api.openai.com"},
+		{"/api/projects/p/openai/v1/chat/completions",
+			"-openai (or OTELITL_PROXY_OPENAI) set to the Azure resource's URL, such as https://NAME.services.ai.azure.com", "api.openai.com"},
+		{"/v1/messages", "-anthropic (or OTELITL_PROXY_ANTHROPIC) set to the API's base URL, such as https://api.anthropic.com", "aiplatform"},
+		{"/v1/chat/completions", "-openai (or OTELITL_PROXY_OPENAI) set to the API's base URL, such as https://api.openai.com", "azure"},
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", "-gemini (or OTELITL_PROXY_GEMINI) set to the API's base URL, such as https://generativelanguage.googleapis.com", "aiplatform"},
+	} {
+		resp, err := http.Post(proxy.URL+tc.path, "application/json", strings.NewReader(`{"stream":true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), tc.want) || strings.Contains(string(body), tc.not) {
+			t.Errorf("%s: status %d, want 502 with %q and no %q:\n%s", tc.path, resp.StatusCode, tc.want, tc.not, body)
+		}
+	}
+}
