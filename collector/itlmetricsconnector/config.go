@@ -3,6 +3,8 @@ package itlmetricsconnector
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,7 +171,34 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := bareDimensions(conf); err != nil {
 		return err
 	}
+	if err := bareSections(conf); err != nil {
+		return err
+	}
 	return confcheck.Unmarshal(conf, c)
+}
+
+// sectionExamples are the settings that are sections of their own, each with the settings to
+// write under it in the example that bareSections gives.
+var sectionExamples = map[string]string{
+	"histogram":   "{exponential: {max_size: 160}}",
+	"exemplars":   "{enabled: true}",
+	"deduplicate": "{max_spans: 100000}",
+}
+
+// bareSections refuses a section given a value of its own (deduplicate: true, deduplicate: 100000,
+// exemplars: true), as a switch or a size would be written, with the form to write: the decoder
+// says only "'deduplicate' expected a map or struct, got "bool"".
+func bareSections(conf *confmap.Conf) error {
+	top := conf.ToStringMap()
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(sectionExamples)) {
+		switch v := top[key].(type) {
+		case map[string]any, nil:
+		default:
+			errs = append(errs, fmt.Errorf("%s: %v is not a section; write its settings under it, such as %s: %s", key, v, key, sectionExamples[key]))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // bareDimensions refuses a dimension written as a bare name (dimensions: [gen_ai.request.model]),

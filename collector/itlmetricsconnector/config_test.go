@@ -2,6 +2,8 @@ package itlmetricsconnector
 
 import (
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +86,10 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "dedup_huge"), wantErr: "deduplicate.max_spans: 20000000 would hold up to 1221 MiB of span IDs (64 bytes a span); at most 10000000 (610 MiB), and 100000 covers the retries of a client's queue many times over"},
 		{id: component.NewIDWithName(Type, "dedup_fraction"), wantUnmarshalErr: "deduplicate.max_spans: 1000.5 is not a whole number; write a whole number, such as 1001"},
 		{id: component.NewIDWithName(Type, "dedup_flat"), wantUnmarshalErr: "dedup_max_spans: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, deduplicate,"},
+		{id: component.NewIDWithName(Type, "dedup_true"), wantUnmarshalErr: "deduplicate: true is not a section; write its settings under it, such as deduplicate: {max_spans: 100000}"},
+		{id: component.NewIDWithName(Type, "dedup_number"), wantUnmarshalErr: "deduplicate: 100000 is not a section; write its settings under it, such as deduplicate: {max_spans: 100000}"},
+		{id: component.NewIDWithName(Type, "exemplars_true"), wantUnmarshalErr: "exemplars: true is not a section; write its settings under it, such as exemplars: {enabled: true}"},
+		{id: component.NewIDWithName(Type, "histogram_list"), wantUnmarshalErr: "histogram: [exponential] is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
 		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool]"},
 	}
 	seen := map[string]bool{}
@@ -112,6 +118,22 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for id := range cm.ToStringMap() {
 		assert.Truef(t, seen[id], "testdata/config.yaml has %s, which no test case reads", id)
+	}
+}
+
+// TestEverySectionHasAnExample: every setting that is a section of its own has the example
+// bareSections gives, so that one added later is not refused with the decoder's Go words alone.
+func TestEverySectionHasAnExample(t *testing.T) {
+	typ := reflect.TypeFor[Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if f.Type.Kind() != reflect.Struct || opts == "squash" || name == "" {
+			continue
+		}
+		if _, ok := sectionExamples[name]; !ok {
+			t.Errorf("the section %s has no example in sectionExamples", name)
+		}
 	}
 }
 
