@@ -91,10 +91,9 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
-	// listen checks a listen address. An empty one, as an unset variable without a default leaves
-	// it (${env:OTLP_GRPC_ENDPOINT}), is not the component's default: net.Listen takes "" as every
-	// interface at a random port, so the collector started listening where nobody asked it to,
-	// with only the env provider's warning of the unset variable. No value at all is the default.
+	// listen checks a listen address. An empty one is not the component's default: net.Listen
+	// takes "" as every interface at a random port, so the collector started listening where
+	// nobody asked it to.
 	listen := func(key string, v any) {
 		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
 			errs = append(errs, fmt.Errorf("%s: %q is empty, and listens on every interface at a random port; "+
@@ -119,7 +118,18 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			if t, _ := settings["transport"].(string); t != "" && !strings.HasPrefix(t, "tcp") {
 				continue // a unix socket's path
 			}
-			listen("receivers::"+id+"::protocols::"+p+"::endpoint", settings["endpoint"])
+			key := "receivers::" + id + "::protocols::" + p + "::endpoint"
+			// No value (endpoint: with nothing after it, or ${env:OTLP_GRPC_ENDPOINT} with the
+			// variable unset and no default, which resolves to no value, not to "") is not the
+			// default either: the decoder zeroes the setting, and the receiver listened on every
+			// interface at a random port, with only the env provider's warning of the unset
+			// variable. The extensions and the Prometheus exporter refuse it themselves.
+			if v, set := settings["endpoint"]; set && v == nil {
+				errs = append(errs, fmt.Errorf("%s: has no value (nothing after the colon, or a variable unset without a default), and listens on every interface at a random port; "+
+					"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key))
+				continue
+			}
+			listen(key, settings["endpoint"])
 		}
 	}
 	extensions, ids := section("extensions")

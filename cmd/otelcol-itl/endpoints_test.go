@@ -67,7 +67,12 @@ func TestAddresses(t *testing.T) {
 		{"IPv6", receiver("[::1]:4317"), ""},
 		{"a host name", receiver("collector-0.internal_zone.example:4317"), ""},
 		{"a service's name as port", receiver("127.0.0.1:http"), ""},
-		{"no value (endpoint: with nothing after it): the default", receiver(nil), ""},
+		// No value (endpoint: with nothing after it, or ${env:VAR} with VAR unset and no default,
+		// which resolves to no value, not to "") is no default either: the receiver listened on
+		// every interface at a random port, as for "".
+		{"no value: every interface, a random port", receiver(nil), grpcKey + `has no value (nothing after the colon, or a variable unset without a default), and listens on every interface at a random port; write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default`},
+		{"no endpoint key: the default", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": map[string]any{}}}}}, ""},
+		{"no protocol settings: the default", map[string]any{"receivers": map[string]any{"otlp": map[string]any{"protocols": map[string]any{"grpc": nil}}}}, ""},
 		// An empty string is no default: the receiver listened on every interface at a random
 		// port, which validate passed with only the env provider's warning of an unset variable.
 		{"empty: every interface, a random port", receiver(""), grpcKey + `"" is empty, and listens on every interface at a random port; write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default`},
@@ -166,6 +171,28 @@ func TestAddresses(t *testing.T) {
 				t.Errorf("the error shows the password: %v", err)
 			}
 		})
+	}
+}
+
+// TestValidateRefusesAnUnsetListenAddress: a receiver's endpoint from a variable without a
+// default (${env:VAR}), the variable unset, is refused at validate naming the key and the
+// variable, where validate said the configuration was valid (after the env provider's warning)
+// and the receiver listened on every interface at a random port.
+func TestValidateRefusesAnUnsetListenAddress(t *testing.T) {
+	out := validateConfig(t, `
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:0}, http: {endpoint: "${env:ITL_TEST_UNSET_ENDPOINT}"}}}}
+exporters: {debug: {}}
+service:
+  telemetry: {metrics: {level: none}}
+  pipelines: {traces: {receivers: [otlp], exporters: [debug]}}
+`)
+	for _, want := range []string{
+		"receivers::otlp::protocols::http::endpoint: has no value (nothing after the colon, or a variable unset without a default), and listens on every interface at a random port",
+		"ITL_TEST_UNSET_ENDPOINT is unset",
+	} {
+		if !strings.Contains(out, want) || strings.Contains(out, validated) {
+			t.Errorf("the output lacks %q, or says the configuration is valid:\n%s", want, out)
+		}
 	}
 }
 
