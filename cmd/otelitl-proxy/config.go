@@ -185,6 +185,21 @@ func redactRaw(raw string) string {
 	return raw[:start] + user + ":xxxxx" + raw[start+at:]
 }
 
+// pastedPassword reports whether raw, a URL url.Parse could not read or read without a host, has
+// a user and password holding a /, ? or # not percent-encoded (user:pa#ss@host): its @ comes
+// after the first of those, and redactRaw finds the password all the same.
+func pastedPassword(raw string) bool {
+	rest := raw
+	if _, after, ok := strings.Cut(raw, "://"); ok {
+		rest = after
+	}
+	end := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = i
+	}
+	return !strings.Contains(rest[:end], "@") && redactRaw(raw) != raw
+}
+
 // hostPort reports whether a could be a URL's host with its port or without: a name or an IPv4
 // address, or an IPv6 one in brackets, then a colon and digits (none, for an empty port) or
 // nothing.
@@ -321,6 +336,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			shown := redactRaw(raw) // url.Parse could not read it: a password in it all the same
 			if err == nil {
 				shown = u.Redacted() // without a password it may carry
+			}
+			if pastedPassword(raw) {
+				// url.Parse ended the host at the password's /, ? or #: the URL has a host, and
+				// asking for one would not say what to change.
+				return config{}, fmt.Errorf("%s: its user or password holds a /, ? or #, which ends the host of a URL; write each percent-encoded (/ as %%2F, ? as %%3F, # as %%23)", setting(c.name(p.name), shown))
 			}
 			return config{}, fmt.Errorf("%s: want the API's base URL with http:// or https:// and a host, without a query, such as %s", setting(c.name(p.name), shown), p.example)
 		}

@@ -89,8 +89,11 @@ func TestErrorNamesTheSettingGiven(t *testing.T) {
 func TestUnparsedUpstreamHidesPassword(t *testing.T) {
 	checkConfigs(t, []configCase{
 		{nil, []string{"-openai", "https://user:s3cret@gate way.example"}, []string{`-openai "https://user:xxxxx@gate way.example": want the API's base URL`}},
-		{map[string]string{"OTELITL_PROXY_ANTHROPIC": "https://user:s3cret#x@gw.example:8443"}, nil, []string{`OTELITL_PROXY_ANTHROPIC="https://user:xxxxx@gw.example:8443": want the API's base URL`}},
-		{nil, []string{"-ollama", "http://user:s3cret/x@gw.example:11434"}, []string{`-ollama "http://user:xxxxx@gw.example:11434": want the API's base URL`}},
+		// A password pasted with a #, / or ? not percent-encoded: the fix is its encoding, which
+		// otelcol-itl names, where the proxy asked for a base URL with a host, which it has.
+		{map[string]string{"OTELITL_PROXY_ANTHROPIC": "https://user:s3cret#x@gw.example:8443"}, nil, []string{`OTELITL_PROXY_ANTHROPIC="https://user:xxxxx@gw.example:8443": its user or password holds a /, ? or #, which ends the host of a URL; write each percent-encoded (/ as %2F, ? as %3F, # as %23)`}},
+		{nil, []string{"-ollama", "http://user:s3cret/x@gw.example:11434"}, []string{`-ollama "http://user:xxxxx@gw.example:11434": its user or password holds a /, ? or #`}},
+		{nil, []string{"-openai", "https://user:s3?cret@gw.example"}, []string{`-openai "https://user:xxxxx@gw.example": its user or password holds a /, ? or #`}},
 	})
 }
 
