@@ -195,20 +195,40 @@ func withUnitErr(key, v, sizer string) error {
 // batchSize says what is wrong with a batch's min_size or max_size v, counted in sizer, that the
 // collector would refuse without the fix ("'max_size' expected type 'int64', got unconvertible
 // type 'string'" of OTLP_MAX_REQUEST_BYTES=3MB) or cut silently (1.5 taken as 1); nil otherwise.
-// Whole numbers are the collector's to judge: its messages name the bounds.
+// Whole numbers within int64 are the collector's to judge: its messages name the bounds.
 func batchSize(key string, v any, sizer string) error {
 	give := "give a whole number of " + sizer
 	if sizer == "bytes" {
 		give += ", such as 3145728 for 3 MiB"
 	}
 	switch v := v.(type) {
+	case uint64:
+		if v > math.MaxInt64 {
+			return fmt.Errorf("%d is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
+		}
 	case float64:
+		if v >= math.MaxInt64 && !math.IsInf(v, 0) {
+			// 99999999999999999999, which YAML reads as 1e+20: the collector wrapped it around
+			// and refused "-9223372036854775808", a number nobody wrote.
+			return fmt.Errorf("%s is more than the most the collector takes, %d; %s", strconv.FormatFloat(v, 'g', -1, 64), int64(math.MaxInt64), give)
+		}
+		if v <= math.MinInt64 && !math.IsInf(v, 0) {
+			// -99999999999999999999: "found -9223372036854775808" too.
+			return fmt.Errorf("%s is negative; %s", strconv.FormatFloat(v, 'g', -1, 64), give)
+		}
 		if v >= 0 && v < math.MaxInt64 && v != math.Trunc(v) {
 			return fmt.Errorf("%s is not a whole number, and the collector would cut it to %d; %s", strconv.FormatFloat(v, 'f', -1, 64), int64(v), give)
 		}
 	case string:
-		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch {
+		case err == nil:
 			return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
+		case errors.Is(err, strconv.ErrRange) && f < 0:
+			// Beyond a float64 (-1e400), which YAML leaves as text.
+			return fmt.Errorf("%q is negative; %s", v, give)
+		case errors.Is(err, strconv.ErrRange) && f > 1:
+			return fmt.Errorf("%q is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
 		}
 		if err := withUnitErr(key, v, sizer); err != nil {
 			return err

@@ -102,6 +102,19 @@ func TestBatchSizes(t *testing.T) {
 		{"a unit in items is no unit", map[string]any{"sizer": "items", "queue_size": 100000, "batch": map[string]any{"max_size": "3MB"}},
 			key + `max_size: "3MB" is not a number; give a whole number of items, without a unit`},
 		{"negative: the collector says", queue(map[string]any{"max_size": -5}), ""},
+		// Beyond int64 (OTLP_MAX_REQUEST_BYTES=99999999999999999999, which YAML reads as 1e+20,
+		// or a uint64 above int64's most): the collector wrapped it around and said "`max_size`
+		// must be non-negative, found -9223372036854775808", of a number nobody wrote.
+		{"beyond int64, as a float", queue(map[string]any{"max_size": 1e20}),
+			key + `max_size: 1e+20 is more than the most the collector takes, 9223372036854775807; give a whole number of bytes, such as 3145728 for 3 MiB`},
+		{"below int64, as a float", queue(map[string]any{"max_size": -1e20}),
+			key + `max_size: -1e+20 is negative; give a whole number of bytes, such as 3145728 for 3 MiB`},
+		{"beyond a float", queue(map[string]any{"max_size": "1e400"}),
+			key + `max_size: "1e400" is more than the most the collector takes, 9223372036854775807; give a whole number of bytes, such as 3145728 for 3 MiB`},
+		{"below a float", queue(map[string]any{"max_size": "-1e400"}),
+			key + `max_size: "-1e400" is negative; give a whole number of bytes, such as 3145728 for 3 MiB`},
+		{"beyond int64, as a uint64", queue(map[string]any{"min_size": uint64(18446744073709551615)}),
+			key + `min_size: 18446744073709551615 is more than the most the collector takes, 9223372036854775807; give a whole number of bytes, such as 3145728 for 3 MiB`},
 		{"a queue turned off", map[string]any{"enabled": false, "batch": map[string]any{"max_size": "3MB"}}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
