@@ -65,9 +65,15 @@ import (
 )
 
 // listenError is net.Listen's error for the address setting, with the fix: net.Listen says
-// "bind: address already in use" or "bind: permission denied", which name neither.
+// "bind: address already in use", "bind: permission denied", "bind: cannot assign requested
+// address" (an address of another machine) or "lookup HOST: no such host", which name none.
 func listenError(setting string, err error) error {
+	var dns *net.DNSError
 	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Errorf("%s: %w: the host is no name this machine finds; give one of its addresses, such as 127.0.0.1:8787, or :8787 for every interface", setting, err)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("%s: %w: the host is no address of this machine; give one of its own, such as 127.0.0.1:8787, or :8787 for every interface", setting, err)
 	case errors.Is(err, syscall.EADDRINUSE):
 		return fmt.Errorf("%s: %w: another process listens there; stop it, or give another address, such as 127.0.0.1:8788", setting, err)
 	case errors.Is(err, syscall.EACCES):

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
@@ -293,6 +294,23 @@ func TestListenErrorFix(t *testing.T) {
 	denied := &net.OpError{Op: "listen", Net: "tcp", Err: os.NewSyscallError("bind", syscall.EACCES)}
 	if got := listenError(`-addr ":80"`, denied).Error(); !strings.Contains(got, `-addr ":80": listen tcp: bind: permission denied: a port below 1024 needs root or CAP_NET_BIND_SERVICE`) {
 		t.Errorf("permission denied: %s", got)
+	}
+	// A host that is no name (a space in it), and an address that is not this machine's: net's
+	// errors, "lookup my host: no such host" and "bind: cannot assign requested address", named
+	// no fix.
+	for _, tc := range []struct{ addr, want string }{
+		{"my host:0", `-addr "my host:0": listen tcp: lookup my host: no such host: the host is no name this machine finds; give one of its addresses, such as 127.0.0.1:8787, or :8787 for every interface`},
+		{"192.0.2.1:0", `-addr "192.0.2.1:0": listen tcp 192.0.2.1:0: bind: cannot assign requested address: the host is no address of this machine; give one of its own, such as 127.0.0.1:8787, or :8787 for every interface`},
+	} {
+		l, err := net.Listen("tcp", tc.addr)
+		if err == nil {
+			l.Close()
+			t.Logf("%s: listened; this machine holds the address", tc.addr)
+			continue
+		}
+		if got := listenError(fmt.Sprintf("-addr %q", tc.addr), err).Error(); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.addr, got, tc.want)
+		}
 	}
 	other := errors.New("listen tcp: lookup nowhere: no such host")
 	if got := listenError(`-addr "nowhere:1"`, other).Error(); got != `-addr "nowhere:1": listen tcp: lookup nowhere: no such host` {
