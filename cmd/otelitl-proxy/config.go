@@ -86,6 +86,17 @@ func baseOf(u *url.URL, p protocol) (base *url.URL, dropped string) {
 	return &b, strings.Join(parts, " and ")
 }
 
+// vertexProject finds a Vertex AI project's path: /v1/projects/..., /v1beta1/projects/...
+var vertexProject = regexp.MustCompile(`/v1[a-z0-9]*/projects/`)
+
+// vertexHost reports whether host is Vertex AI's: aiplatform.googleapis.com, a region's
+// (REGION-aiplatform.googleapis.com) or a multi-region's (aiplatform.us.rep.googleapis.com).
+func vertexHost(host string) bool {
+	host = strings.ToLower(host)
+	return host == "aiplatform.googleapis.com" || strings.HasSuffix(host, "-aiplatform.googleapis.com") ||
+		strings.HasPrefix(host, "aiplatform.") && strings.HasSuffix(host, ".rep.googleapis.com")
+}
+
 // azureDeployment returns where an Azure OpenAI deployment's path begins in path: the first
 // /openai/deployments segment pair, in any case; -1 without one.
 func azureDeployment(path string) int {
@@ -380,6 +391,21 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// upstream is the resource; .../models sent every request to /models/models/...
 			fixed, dropped := azureBase(u, m[0])
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: the model inference API's clients send /models/... themselves, which the proxy appends to the upstream: give the client OPENAI_BASE_URL=%s/models",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
+		}
+		if m := vertexProject.FindStringIndex(u.Path); m != nil && vertexHost(u.Hostname()) {
+			// Vertex AI's base URL for a project, as Google's docs write it
+			// (https://REGION-aiplatform.googleapis.com/v1/projects/P/locations/L): its clients
+			// send /v1/projects/P/locations/L/... themselves, so the upstream is the host; taken as
+			// it was, every request went to .../locations/L/v1/projects/... and was answered 404.
+			fixed := *u
+			fixed.Path, fixed.RawPath = u.Path[:m[0]], ""
+			dropped := u.Path[m[0]:]
+			if u.RawQuery != "" || u.ForceQuery {
+				fixed.RawQuery, fixed.ForceQuery = "", false
+				dropped += " and the query"
+			}
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: the client sends its project's path itself (/v1/projects/P/locations/L/...), which the proxy appends to the upstream: give the client the proxy's URL in place of Vertex's host (%s, with /v1 after it where the client's own base URL ends in /v1, as Python's AnthropicVertex's does)",
 				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
 		}
 		if base, dropped := baseOf(u, p); dropped != "" {

@@ -63,8 +63,12 @@ var vertexLocation = regexp.MustCompile(`^/v1[^/]*/projects/[^/]+/locations/([a-
 // client's key or token sent to the wrong company.
 func upstreamExample(path string, pr protocol) (base, example string) {
 	if m := vertexLocation.FindStringSubmatch(path); m != nil {
-		if m[1] == "global" {
+		// The hosts anthropic-sdk-go's vertex package gives each location.
+		switch m[1] {
+		case "global":
 			return "Vertex AI's base URL", "https://aiplatform.googleapis.com"
+		case "us", "eu":
+			return "Vertex AI's base URL", "https://aiplatform." + m[1] + ".rep.googleapis.com"
 		}
 		return "Vertex AI's base URL", "https://" + m[1] + "-aiplatform.googleapis.com"
 	}

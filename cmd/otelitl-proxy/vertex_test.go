@@ -99,6 +99,8 @@ func TestNotConfiguredNamesTheUpstreamOfThePath(t *testing.T) {
 			"start the proxy with -anthropic (or OTELITL_PROXY_ANTHROPIC) set to Vertex AI's base URL, such as https://us-east5-aiplatform.googleapis.com", "api.anthropic.com"},
 		{"/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict",
 			"-anthropic (or OTELITL_PROXY_ANTHROPIC) set to Vertex AI's base URL, such as https://aiplatform.googleapis.com", "api.anthropic.com"},
+		{"/v1/projects/p/locations/us/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict",
+			"-anthropic (or OTELITL_PROXY_ANTHROPIC) set to Vertex AI's base URL, such as https://aiplatform.us.rep.googleapis.com", "api.anthropic.com"},
 		{"/v1/projects/p/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
 			"-gemini (or OTELITL_PROXY_GEMINI) set to Vertex AI's base URL, such as https://europe-west4-aiplatform.googleapis.com", "generativelanguage"},
 		{"/openai/deployments/gpt-4o/chat/completions",
@@ -121,6 +123,40 @@ func TestNotConfiguredNamesTheUpstreamOfThePath(t *testing.T) {
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), tc.want) || strings.Contains(string(body), tc.not) {
 			t.Errorf("%s: status %d, want 502 with %q and no %q:\n%s", tc.path, resp.StatusCode, tc.want, tc.not, body)
+		}
+	}
+}
+
+// TestUpstreamVertexProject: Vertex AI's base URL as Google's SDKs and docs write it for a project
+// (https://REGION-aiplatform.googleapis.com/v1/projects/P/locations/L), given as an upstream, is
+// refused with the host to give: the clients send /v1/projects/P/locations/L/... themselves, and
+// the proxy, which appends their path, sent every request to .../locations/L/v1/projects/..., and
+// the upstream answered 404.
+func TestUpstreamVertexProject(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in the error; "": accepted
+	}{
+		{[]string{"-anthropic", "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5"},
+			`-anthropic "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5": drop /v1/projects/p/locations/us-east5, as in -anthropic https://us-east5-aiplatform.googleapis.com: the client sends its project's path itself (/v1/projects/P/locations/L/...), which the proxy appends to the upstream`},
+		{[]string{"-gemini", "https://aiplatform.googleapis.com/v1beta1/projects/p/locations/global/"},
+			`drop /v1beta1/projects/p/locations/global, as in -gemini https://aiplatform.googleapis.com:`},
+		{[]string{"-openai", "https://europe-west4-aiplatform.googleapis.com/v1/projects/p/locations/europe-west4/endpoints/openapi"},
+			`drop /v1/projects/p/locations/europe-west4/endpoints/openapi, as in -openai https://europe-west4-aiplatform.googleapis.com:`},
+		{[]string{"-anthropic", "https://aiplatform.eu.rep.googleapis.com/v1/projects/p/locations/eu"},
+			`drop /v1/projects/p/locations/eu, as in -anthropic https://aiplatform.eu.rep.googleapis.com:`},
+		// Python's AnthropicVertex's own base URL ends in /v1: the proxy's README gives its client
+		// the proxy's URL with /v1, and the upstream is the host.
+		{[]string{"-anthropic", "https://us-east5-aiplatform.googleapis.com"}, ""},
+		{[]string{"-anthropic", "https://aiplatform.us.rep.googleapis.com"}, ""},
+		{[]string{"-gemini", "https://gw.example/v1/projects/p"}, ""}, // a gateway's own path is its own
+	} {
+		_, err := parseConfig(tc.args, func(string) string { return "" }, io.Discard)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v, want it accepted", tc.args, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: error %v, want one with %q", tc.args, err, tc.want)
 		}
 	}
 }
