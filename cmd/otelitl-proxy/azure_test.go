@@ -214,3 +214,16 @@ func TestNotFoundNamesAzure(t *testing.T) {
 		t.Errorf("POST /: %d %q, want 404 naming Azure OpenAI's and Azure AI model inference's paths", res.StatusCode, msg)
 	}
 }
+
+// TestProxyURLOfAnyPort: with -addr at port 0 the port is chosen at start, so the client's URL an
+// upstream's error gives names it PORT, where it gave http://127.0.0.1:0/..., which no client
+// reaches.
+func TestProxyURLOfAnyPort(t *testing.T) {
+	_, err := parseConfig([]string{"-addr", "127.0.0.1:0", "-openai", "https://res.openai.azure.com/openai/v1"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_BASE_URL=http://127.0.0.1:PORT/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=http://127.0.0.1:PORT (PORT: the one it announces at start)") {
+		t.Errorf("error %v, want the client's URL with PORT", err)
+	}
+	if got := proxyURL("127.0.0.1:8787", false); got != "http://127.0.0.1:8787" {
+		t.Errorf("proxyURL of a port given: %s", got)
+	}
+}

@@ -246,7 +246,18 @@ func proxyURL(addr string, tls bool) string {
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
 	}
+	if port == "0" {
+		port = "PORT" // chosen at start: :0 is no port a client reaches (anyPort says so)
+	}
 	return scheme + net.JoinHostPort(host, port)
+}
+
+// anyPort is what a message that gives proxyURL's URL adds for addr at port 0: what PORT is.
+func anyPort(addr string) string {
+	if _, port, err := net.SplitHostPort(addr); err == nil && port == "0" {
+		return " (PORT: the one it announces at start)"
+	}
+	return ""
 }
 
 // flagHelp is returned after -h printed the usage.
@@ -361,8 +372,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// deployment's path themselves (/openai/deployments/D/openai/deployments/D/...), and
 			// OpenAI's send /v1/chat/completions, which no deployment serves.
 			base, dropped := azureBase(u, i)
-			return config{}, fmt.Errorf("%s: drop %s, as in %s: an Azure OpenAI client sends each request's deployment path and api-version itself (/openai/deployments/NAME/chat/completions?api-version=...), which the proxy appends to the upstream: give the client the proxy's URL as its Azure endpoint (AZURE_OPENAI_ENDPOINT=%s)",
-				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: an Azure OpenAI client sends each request's deployment path and api-version itself (/openai/deployments/NAME/chat/completions?api-version=...), which the proxy appends to the upstream: give the client the proxy's URL as its Azure endpoint (AZURE_OPENAI_ENDPOINT=%s)%s",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), proxyURL(c.addr, c.tlsCert != ""), anyPort(c.addr))
 		}
 		if m := azureV1.FindStringSubmatchIndex(u.Path); p.name == "openai" && m != nil && azureHost(u.Hostname()) {
 			// Azure's v1 base URL as its docs give it (https://NAME.openai.azure.com/openai/v1,
@@ -379,19 +390,19 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 				if m[4] >= 0 {
 					client = u.Path[m[0]:m[4]] // without the endpoint's path
 				}
-				return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path, the project's included: give OpenAI's client OPENAI_BASE_URL=%s%s",
-					setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), at, client)
+				return config{}, fmt.Errorf("%s: drop %s, as in %s: the proxy appends the client's own path, the project's included: give OpenAI's client OPENAI_BASE_URL=%s%s%s",
+					setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), at, client, anyPort(c.addr))
 			}
-			return config{}, fmt.Errorf("%s: drop %s, as in %s: Azure OpenAI's clients send the /openai of each path themselves, which the proxy appends to the upstream: give OpenAI's client OPENAI_BASE_URL=%s/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=%s",
-				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), at, at)
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: Azure OpenAI's clients send the /openai of each path themselves, which the proxy appends to the upstream: give OpenAI's client OPENAI_BASE_URL=%s/openai/v1 for the v1 API, and an Azure client AZURE_OPENAI_ENDPOINT=%s%s",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), at, at, anyPort(c.addr))
 		}
 		if m := foundryModels.FindStringIndex(u.Path); p.name == "openai" && m != nil && azureHost(u.Hostname(), ".services.ai") {
 			// A Foundry resource's model inference endpoint, .../models as the portal gives it:
 			// the client sends /models/... itself (the proxy routes it to this upstream), so the
 			// upstream is the resource; .../models sent every request to /models/models/...
 			fixed, dropped := azureBase(u, m[0])
-			return config{}, fmt.Errorf("%s: drop %s, as in %s: the model inference API's clients send /models/... themselves, which the proxy appends to the upstream: give the client OPENAI_BASE_URL=%s/models",
-				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: the model inference API's clients send /models/... themselves, which the proxy appends to the upstream: give the client OPENAI_BASE_URL=%s/models%s",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""), anyPort(c.addr))
 		}
 		if m := vertexProject.FindStringIndex(u.Path); m != nil && vertexHost(u.Hostname()) {
 			// Vertex AI's base URL for a project, as Google's docs write it
@@ -405,8 +416,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 				fixed.RawQuery, fixed.ForceQuery = "", false
 				dropped += " and the query"
 			}
-			return config{}, fmt.Errorf("%s: drop %s, as in %s: the client sends its project's path itself (/v1/projects/P/locations/L/...), which the proxy appends to the upstream: give the client the proxy's URL in place of Vertex's host (%s, with /v1 after it where the client's own base URL ends in /v1, as Python's AnthropicVertex's does)",
-				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""))
+			return config{}, fmt.Errorf("%s: drop %s, as in %s: the client sends its project's path itself (/v1/projects/P/locations/L/...), which the proxy appends to the upstream: give the client the proxy's URL in place of Vertex's host (%s, with /v1 after it where the client's own base URL ends in /v1, as Python's AnthropicVertex's does)%s",
+				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""), anyPort(c.addr))
 		}
 		if base, dropped := baseOf(u, p); dropped != "" {
 			// Redacted: the URL may carry a password, which the message would show twice.
