@@ -91,13 +91,18 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
-	// listen checks a listen address. An empty one is not the component's default: net.Listen
-	// takes "" as every interface at a random port, so the collector started listening where
-	// nobody asked it to.
-	listen := func(key string, v any) {
+	// listen checks a listen address. An empty one is not the component's default: a receiver
+	// hands "" to net.Listen, which takes it as every interface at a random port, so the
+	// collector started listening where nobody asked it to. The health check, pprof and a
+	// Prometheus exporter refuse it themselves, without the fix.
+	listen := func(key string, v any, receiver bool) {
 		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
-			errs = append(errs, fmt.Errorf("%s: %q is empty, and listens on every interface at a random port; "+
-				"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key, s))
+			what := "is empty"
+			if receiver {
+				what += ", and listens on every interface at a random port"
+			}
+			errs = append(errs, fmt.Errorf("%s: %q %s; "+
+				"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key, s, what))
 			return
 		}
 		check(key, v, listenAddress)
@@ -129,13 +134,13 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 					"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key))
 				continue
 			}
-			listen(key, settings["endpoint"])
+			listen(key, settings["endpoint"], true)
 		}
 	}
 	extensions, ids := section("extensions")
 	for _, id := range ids {
 		if typ, _, _ := strings.Cut(id, "/"); typ == "health_check" || typ == "pprof" || typ == "zpages" {
-			listen("extensions::"+id+"::endpoint", extensions[id]["endpoint"])
+			listen("extensions::"+id+"::endpoint", extensions[id]["endpoint"], false)
 		}
 	}
 	exporters, ids := section("exporters")
@@ -143,7 +148,7 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 		settings := exporters[id]
 		switch typ, _, _ := strings.Cut(id, "/"); typ {
 		case "prometheus":
-			listen("exporters::"+id+"::endpoint", settings["endpoint"])
+			listen("exporters::"+id+"::endpoint", settings["endpoint"], false)
 		case "otlp", "otlp_grpc":
 			check("exporters::"+id+"::endpoint", settings["endpoint"], grpcTarget)
 		case "otlp_http", "otlphttp":

@@ -77,8 +77,13 @@ func TestAddresses(t *testing.T) {
 		// port, which validate passed with only the env provider's warning of an unset variable.
 		{"empty: every interface, a random port", receiver(""), grpcKey + `"" is empty, and listens on every interface at a random port; write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default`},
 		{"spaces", receiver("  "), grpcKey + `"  " is empty`},
+		// The health check, pprof and a Prometheus exporter refuse an empty endpoint themselves
+		// ("http endpoint required", as pprof starts, as the exporter is built): refused here with
+		// the fix, but they would not listen at a random port, which the message said.
 		{"an empty health check", map[string]any{"extensions": map[string]any{"health_check": map[string]any{"endpoint": ""}}},
-			`extensions::health_check::endpoint: "" is empty, and listens on every interface at a random port`},
+			`extensions::health_check::endpoint: "" is empty; write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default`},
+		{"an empty Prometheus exporter", exporter("prometheus", "endpoint", " "),
+			`exporters::prometheus::endpoint: " " is empty; write host:port`},
 		{"an empty exporter endpoint: the exporter says", exporter("otlp", "endpoint", ""), ""},
 		{"a variable's digits, resolved as a number", receiver(14317), grpcKey + `"14317" is a port alone`},
 		{"another type: the component's decoding says", receiver([]any{"x"}), ""},
