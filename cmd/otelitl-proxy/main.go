@@ -5,7 +5,9 @@
 //	otelitl-proxy -openai https://api.openai.com -anthropic https://api.anthropic.com
 //	OPENAI_BASE_URL=http://127.0.0.1:8787/v1 python app.py
 //
-// Requests are routed by path: /v1/messages to the Anthropic upstream, /v1beta/... (and Gemini
+// Requests are routed by path: /v1/messages to the Anthropic upstream, and so Claude on Vertex
+// AI's /v1/projects/.../publishers/anthropic/models/M:streamRawPredict (the upstream Vertex's
+// host, https://REGION-aiplatform.googleapis.com), /v1beta/... (and Gemini
 // methods such as :streamGenerateContent) to the Gemini upstream, /api/... to the Ollama upstream,
 // and the rest of /v1/... to the OpenAI upstream, each as <upstream base URL><path>: an upstream is
 // given without /v1 (Gemini's /v1beta, Ollama's /api), and one that ends in it is refused, as is an
@@ -13,7 +15,8 @@
 // (https://NAME.openai.azure.com/openai/deployments/NAME, whose path the Azure clients send
 // themselves), Azure's v1 base URL (https://NAME.openai.azure.com/openai/v1, with a query or an
 // endpoint's path after it too, cut to the resource, not to its /openai), a Foundry resource's
-// model inference endpoint (https://NAME.services.ai.azure.com/models, cut to the resource) or one
+// model inference endpoint (https://NAME.services.ai.azure.com/models, cut to the resource), a
+// Vertex AI base URL with its project's path (.../v1/projects/P/locations/L, cut to the host) or one
 // with a query or a fragment, each with the base URL to give. Azure OpenAI's
 // paths, /openai/deployments/NAME/chat/completions?api-version=... and /openai/v1/..., go to the
 // OpenAI upstream (the resource, https://NAME.openai.azure.com) with their query, and are recorded
@@ -22,7 +25,8 @@
 // vendor's upstream whatever its path, and a path whose version the client's base URL doubled or
 // left out (/v1/v1/messages, /chat/completions) is answered 404 with the base URL to give. At
 // least one upstream is needed; a request for a protocol without one is answered 502 with the flag
-// to set, and one whose upstream cannot be reached 502 too, its span's error.type saying why:
+// to set and an example of the base URL for the request's API (Vertex's host for a Vertex path,
+// the Azure resource for an Azure one), and one whose upstream cannot be reached 502 too, its span's error.type saying why:
 // connection_refused, dns_error, timeout, tls_error, else connection_error. Amazon Bedrock is not
 // served: the AWS SDKs sign every request with SigV4, its host included, so a request signed for
 // the proxy is one Bedrock refuses, and the proxy cannot sign it again without the application's
