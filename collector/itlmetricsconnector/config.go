@@ -177,25 +177,39 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	return confcheck.Unmarshal(conf, c)
 }
 
-// sectionExamples are the settings that are sections of their own, each with the settings to
-// write under it in the example that bareSections gives.
+// sectionExamples are the settings that are sections of their own, by their dotted names, each
+// with the settings to write under it in the example that bareSections gives.
 var sectionExamples = map[string]string{
-	"histogram":   "{exponential: {max_size: 160}}",
-	"exemplars":   "{enabled: true}",
-	"deduplicate": "{max_spans: 100000}",
+	"histogram":                  "{exponential: {max_size: 160}}",
+	"histogram.explicit":         "{buckets: {duration: [0.5, 1, 2, 5]}}",
+	"histogram.explicit.buckets": "{duration: [0.5, 1, 2, 5]}",
+	"histogram.exponential":      "{max_size: 160}",
+	"exemplars":                  "{enabled: true}",
+	"deduplicate":                "{max_spans: 100000}",
+}
+
+// sectionExample writes the example of the section name from the top, as a user writes it under
+// the connector: histogram: {exponential: {max_size: 160}} for histogram.exponential.
+func sectionExample(name string) string {
+	parts := strings.Split(name, ".")
+	out := parts[len(parts)-1] + ": " + sectionExamples[name]
+	for i := len(parts) - 2; i >= 0; i-- {
+		out = parts[i] + ": {" + out + "}"
+	}
+	return out
 }
 
 // bareSections refuses a section given a value of its own (deduplicate: true, deduplicate: 100000,
-// exemplars: true), as a switch or a size would be written, with the form to write: the decoder
-// says only "'deduplicate' expected a map or struct, got "bool"".
+// exemplars: true, histogram: {exponential: 160}), as a switch or a size would be written, with
+// the form to write: the decoder says only "'deduplicate' expected a map or struct, got "bool"".
 func bareSections(conf *confmap.Conf) error {
-	top := conf.ToStringMap()
+	expanded := confmap.NewFromStringMap(conf.ToStringMap())
 	var errs []error
-	for _, key := range slices.Sorted(maps.Keys(sectionExamples)) {
-		switch v := top[key].(type) {
+	for _, name := range slices.Sorted(maps.Keys(sectionExamples)) {
+		switch v := expanded.Get(strings.ReplaceAll(name, ".", "::")).(type) {
 		case map[string]any, nil:
 		default:
-			errs = append(errs, fmt.Errorf("%s: %v is not a section; write its settings under it, such as %s: %s", key, v, key, sectionExamples[key]))
+			errs = append(errs, fmt.Errorf("%s: %v is not a section; write its settings under it, such as %s", name, v, sectionExample(name)))
 		}
 	}
 	return errors.Join(errs...)

@@ -89,6 +89,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "dedup_true"), wantUnmarshalErr: "deduplicate: true is not a section; write its settings under it, such as deduplicate: {max_spans: 100000}"},
 		{id: component.NewIDWithName(Type, "dedup_number"), wantUnmarshalErr: "deduplicate: 100000 is not a section; write its settings under it, such as deduplicate: {max_spans: 100000}"},
 		{id: component.NewIDWithName(Type, "exemplars_true"), wantUnmarshalErr: "exemplars: true is not a section; write its settings under it, such as exemplars: {enabled: true}"},
+		{id: component.NewIDWithName(Type, "exponential_number"), wantUnmarshalErr: "histogram.exponential: 160 is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
+		{id: component.NewIDWithName(Type, "buckets_list"), wantUnmarshalErr: "histogram.explicit.buckets: [0.1 0.5 1] is not a section; write its settings under it, such as histogram: {explicit: {buckets: {duration: [0.5, 1, 2, 5]}}}"},
 		{id: component.NewIDWithName(Type, "histogram_list"), wantUnmarshalErr: "histogram: [exponential] is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
 		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool]"},
 	}
@@ -124,15 +126,24 @@ func TestLoadConfig(t *testing.T) {
 // TestEverySectionHasAnExample: every setting that is a section of its own has the example
 // bareSections gives, so that one added later is not refused with the decoder's Go words alone.
 func TestEverySectionHasAnExample(t *testing.T) {
-	typ := reflect.TypeFor[Config]()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		if f.Type.Kind() != reflect.Struct || opts == "squash" || name == "" {
-			continue
+	var check func(typ reflect.Type, prefix string)
+	check = func(typ reflect.Type, prefix string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+			if f.Type.Kind() != reflect.Struct || opts == "squash" || name == "" {
+				continue
+			}
+			if _, ok := sectionExamples[prefix+name]; !ok {
+				t.Errorf("the section %s has no example in sectionExamples", prefix+name)
+			}
+			check(f.Type, prefix+name+".")
 		}
-		if _, ok := sectionExamples[name]; !ok {
-			t.Errorf("the section %s has no example in sectionExamples", name)
+	}
+	check(reflect.TypeFor[Config](), "")
+	for name := range sectionExamples {
+		if !strings.Contains(sectionExample(name), name[strings.LastIndex(name, ".")+1:]+": {") {
+			t.Errorf("the example of %s does not hold it: %s", name, sectionExample(name))
 		}
 	}
 }
