@@ -140,12 +140,16 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 			f = v
 		case string:
 			// The decoder refuses a number in quotes, naming Go types: say what to write instead.
-			if n := strings.TrimSpace(v); n != "" {
-				if _, err := strconv.ParseFloat(n, 64); err == nil {
-					return fmt.Errorf("%s: %q is in quotes; write the number without them, as %s", show, v, n)
-				}
+			n := strings.TrimSpace(v)
+			// Digits grouped as in prose (100,000; 100_000; 100 000), which the decoder refused as
+			// "expected type 'int', got unconvertible type 'string'".
+			if digits := separators.ReplaceAllString(n, ""); digits != n && wholeDigits.MatchString(digits) {
+				return fmt.Errorf("%s: %q is not a number as written; write it without separators, as %s", show, v, digits)
 			}
-			continue
+			if _, err := strconv.ParseFloat(n, 64); err == nil {
+				return fmt.Errorf("%s: %q is in quotes; write the number without them, as %s", show, v, n)
+			}
+			return fmt.Errorf("%s: %q is not a number; write a whole number, without quotes", show, v)
 		default:
 			continue
 		}
@@ -163,6 +167,11 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 	}
 	return nil
 }
+
+var (
+	separators  = regexp.MustCompile(`[,_ ']`)
+	wholeDigits = regexp.MustCompile(`^-?[0-9]+$`)
+)
 
 // Between reports a value outside [lo, hi] as an error naming key, the bounds and the default.
 func Between[T int | int32 | int64 | time.Duration](key string, v, lo, hi, def T) error {
