@@ -29,7 +29,8 @@ import (
 type keyTypos struct {
 	mu       sync.Mutex
 	found    []typo
-	manifest bool // the configuration is an ocb manifest
+	manifest bool                // the configuration is an ocb manifest
+	ids      map[string][]string // the components configured, by section ("exporters")
 }
 
 // typo is a key that is no setting of the configuration type where it stands.
@@ -89,7 +90,11 @@ func (k *keyTypos) Convert(_ context.Context, conf *confmap.Conf) error {
 	}
 	found = append(found, walk(reflect.TypeOf(service.Config{}), asMap(top["service"]), "service")...)
 	k.mu.Lock()
-	k.found, k.manifest = found, manifest
+	ids := map[string][]string{}
+	for _, section := range sections[:5] {
+		ids[section] = sortedKeys(asMap(top[section]))
+	}
+	k.found, k.manifest, k.ids = found, manifest, ids
 	k.mu.Unlock()
 	return nil
 }
@@ -241,6 +246,9 @@ func (k *keyTypos) explain(err error) string {
 		return "This file is an ocb manifest (a builder configuration: dist, and components as lists of Go modules), not a collector configuration. " +
 			"Give --config a configuration such as exporter-config/debug.yaml; a manifest is for building a distribution with ocb (make ocb)."
 	}
+	if note := k.references(err.Error()); note != "" {
+		return note
+	}
 	named := invalidKeyNames(err.Error())
 	if len(named) == 0 {
 		return ""
@@ -262,4 +270,37 @@ func (k *keyTypos) explain(err error) string {
 		return ""
 	}
 	return "Where those keys are (each with the setting it likely misspells):\n" + strings.Join(lines, "\n")
+}
+
+// notConfigured finds the collector's error for a pipeline (or service::extensions) that names a
+// component the configuration does not define: `references exporter "debug/spams" which is not
+// configured`.
+var notConfigured = regexp.MustCompile(`references (receiver|processor|exporter|connector|extension) "([^"]+)" which is not configured`)
+
+// references returns, for each component a pipeline names that is not configured, the one of its
+// kind it likely misspells, or those of its kind there are; "" for another error.
+func (k *keyTypos) references(msg string) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var lines []string
+	for _, m := range notConfigured.FindAllStringSubmatch(msg, -1) {
+		kind, id := m[1], m[2]
+		there := k.ids[kind+"s"]
+		if kind == "receiver" || kind == "exporter" {
+			// A connector stands among a pipeline's receivers or exporters too.
+			there = append(append([]string(nil), there...), k.ids["connectors"]...)
+		}
+		switch best := suggest.Closest(id, there); {
+		case best != "":
+			lines = append(lines, fmt.Sprintf("  %s %q: did you mean %s?", kind, id, best))
+		case len(there) == 0:
+			lines = append(lines, fmt.Sprintf("  %s %q: the configuration defines no %s; add it under %ss", kind, id, kind, kind))
+		default:
+			lines = append(lines, fmt.Sprintf("  %s %q: the %ss defined are %s; define it under %ss, or name one of those", kind, id, kind, strings.Join(there, ", "), kind))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "Components named but not defined:\n" + strings.Join(lines, "\n")
 }

@@ -198,3 +198,36 @@ func TestShippedConfigsHaveNoTypos(t *testing.T) {
 		}
 	}
 }
+
+// TestReferencesExplained: a pipeline that names a component the configuration does not define
+// (the collector says only `references exporter "debug/spams" which is not configured`) is
+// followed by the one of its kind it likely misspells, a connector among a pipeline's receivers
+// and exporters too, or by those of its kind there are.
+func TestReferencesExplained(t *testing.T) {
+	const head = "Components named but not defined:"
+	base := `
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
+processors: {batch: {}}
+connectors: {itl_metrics: {}}
+exporters: {debug/spans: {}, debug/figures: {}}
+service: {pipelines: {traces: {receivers: [otlp], processors: [batch], exporters: [itl_metrics, debug/spans]},
+  metrics: {receivers: [itl_metrics], exporters: [debug/figures]}}}
+`
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"an exporter", "[itl_metrics, debug/spans]", "[itl_metrics, debug/spams]", `  exporter "debug/spams": did you mean debug/spans?`},
+		{"a receiver", "receivers: [otlp]", "receivers: [otpl]", `  receiver "otpl": did you mean otlp?`},
+		{"a processor", "processors: [batch]", "processors: [bacth]", `  processor "bacth": did you mean batch?`},
+		{"a connector as receiver", "receivers: [itl_metrics]", "receivers: [itl_metricz]", `  receiver "itl_metricz": did you mean itl_metrics?`},
+		{"none near", "receivers: [otlp]", "receivers: [zipkin]", `  receiver "zipkin": the receivers defined are otlp, itl_metrics; define it under receivers, or name one of those`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := validateConfig(t, strings.Replace(base, tc.from, tc.to, 1))
+			if !strings.Contains(out, "which is not configured") || !strings.Contains(out, head+"\n"+tc.want) {
+				t.Errorf("want the collector's error, then %q:\n%s", tc.want, out)
+			}
+		})
+	}
+	if out := validateConfig(t, base); strings.Contains(out, head) || strings.Contains(out, "Error") {
+		t.Errorf("a good configuration:\n%s", out)
+	}
+}
