@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/internal/urlpass"
 )
 
 // signalPaths are the paths the OTLP/HTTP exporter appends to its endpoint, one per signal.
@@ -260,7 +262,7 @@ func grpcTarget(a string) error {
 		return nil
 	}
 	scheme := a[:len(a)-len(target)]
-	if at, _ := userinfoAt(target); at >= 0 && !strings.HasPrefix(a, "unix:") && !strings.HasPrefix(a, "unix-abstract:") {
+	if at, _ := urlpass.UserinfoAt(target); at >= 0 && !strings.HasPrefix(a, "unix:") && !strings.HasPrefix(a, "unix-abstract:") {
 		host := target[at+1:] // the host and port after the user information
 		if i := strings.IndexAny(host, "/?#"); i >= 0 {
 			host = host[:i]
@@ -268,7 +270,7 @@ func grpcTarget(a string) error {
 		// configgrpc takes all before the port as the host and refuses it ("address
 		// user:PASSWORD@host:4317: too many colons in address"), printing the password at
 		// validate; user@host was refused as no host name, without saying why.
-		return fmt.Errorf("%q has a user or password before its host, which an OTLP/gRPC endpoint cannot carry; write the backend's host and port alone, such as %s%s, and send the credentials with the exporter's auth (bearertokenauth, as OTLP_TOKEN) or headers", redact(a), scheme, host)
+		return fmt.Errorf("%q has a user or password before its host, which an OTLP/gRPC endpoint cannot carry; write the backend's host and port alone, such as %s%s, and send the credentials with the exporter's auth (bearertokenauth, as OTLP_TOKEN) or headers", urlpass.Redact(a), scheme, host)
 	}
 	if strings.TrimSpace(target) == "" {
 		return fmt.Errorf("%q has no host or port; write the backend's host and port, such as %sbackend.example.com:4317", a, scheme)
@@ -299,7 +301,7 @@ func grpcTarget(a string) error {
 // scheme").
 func httpURL(a string) error {
 	u, err := url.Parse(a)
-	shown := redact(a) // a password in the URL is not printed
+	shown := urlpass.Redact(a) // a password in the URL is not printed
 	port := strings.TrimPrefix(a, ":")
 	_, portErr := strconv.Atoi(port)
 	switch {
@@ -308,7 +310,7 @@ func httpURL(a string) error {
 		return fmt.Errorf("%q is a port alone; write the backend's URL with its host, such as http://backend.example.com:%s or https://backend.example.com:%s", a, port, port)
 	case !strings.Contains(a, "://"):
 		return fmt.Errorf("%q has no scheme; write http://%s or https://%s", shown, shown, shown)
-	case err != nil && pastedPassword(a):
+	case err != nil && urlpass.Pasted(a):
 		// url.Parse's error quotes the host it read, user:PASSWORD's first part.
 		return fmt.Errorf("%q: its user or password holds a /, ? or #, which ends the host of a URL; write each percent-encoded (/ as %%2F, ? as %%3F, # as %%23)", shown)
 	case err != nil:
@@ -359,89 +361,6 @@ func validHost(a, host string) error {
 		return fmt.Errorf("%q: %q is not a host name or an IP address; give the host's name or address", a, host)
 	}
 	return nil
-}
-
-// redact returns the URL a with the password in it, if any, written xxxxx, as url.URL.Redacted
-// does, for one url.Parse cannot read. The authority ends at the path, the query or the fragment:
-// an @ in a query (https://host?next=a:b@c) is no password's; but a password pasted with a /, ?
-// or # in it (user:pa#ss@host) is one's (see userinfoAt).
-func redact(a string) string {
-	rest := a
-	if _, after, ok := strings.Cut(a, "://"); ok {
-		rest = after
-	}
-	at, _ := userinfoAt(rest)
-	if at < 0 {
-		return a
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return a
-	}
-	start := len(a) - len(rest)
-	return a[:start] + user + ":xxxxx" + a[start+at:]
-}
-
-// userinfoAt returns where the user information of rest, a URL after its scheme:// or an address,
-// ends: the index of its @, or -1 without one; and whether the user information holds a /, ? or #,
-// which a URL's authority cannot (url.Parse ends the host there). The authority ends at the first
-// of them, so that an @ in a path or a query is no user's: https://host?next=a:b@c. But when what
-// comes before that is no host[:port] (user:pa, of a password pasted as it is, user:pa#ss@host,
-// whose "port" is no number) and an @ follows, the user information runs to the last @ before the
-// host that follows it: every error and print-config would otherwise show the password. A
-// password whose part before the / ? or # is digits alone (user:123#ss@host) reads as a port, and
-// is not told.
-func userinfoAt(rest string) (at int, pasted bool) {
-	end := len(rest)
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		end = i
-	}
-	authority := rest[:end]
-	if at := strings.LastIndex(authority, "@"); at >= 0 {
-		return at, false
-	}
-	if hostPort(authority) {
-		return -1, false
-	}
-	first := strings.IndexByte(rest[end:], '@')
-	if first < 0 {
-		return -1, false
-	}
-	first += end
-	host := len(rest)
-	if i := strings.IndexAny(rest[first:], "/?#"); i >= 0 {
-		host = first + i
-	}
-	return strings.LastIndex(rest[:host], "@"), true
-}
-
-// hostPort reports whether a could be a URL's host with its port or without: a name or an IPv4
-// address, or an IPv6 one in brackets, then a colon and digits (none, for an empty port) or
-// nothing.
-func hostPort(a string) bool {
-	if strings.HasPrefix(a, "[") {
-		i := strings.IndexByte(a, ']')
-		if i < 0 {
-			return false
-		}
-		a = a[i+1:]
-		if a == "" {
-			return true
-		}
-		if a[0] != ':' {
-			return false
-		}
-	}
-	_, port, found := strings.Cut(a, ":")
-	return !found || strings.Trim(port, "0123456789") == ""
-}
-
-// pastedPassword reports whether URL a has a user or password holding a /, ? or # that is not
-// percent-encoded (see userinfoAt).
-func pastedPassword(a string) bool {
-	_, rest, _ := strings.Cut(a, "://")
-	at, pasted := userinfoAt(rest)
-	return at >= 0 && pasted
 }
 
 // errText is err's text without the address net's errors repeat: "too many colons".

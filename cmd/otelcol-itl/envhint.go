@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/internal/urlpass"
 )
 
 // envSources remembers which keys of the configuration files take their values from environment
@@ -351,7 +353,7 @@ func describe(v envVar, secret bool) string {
 		if secret {
 			return fmt.Sprintf("%s is %s, so its default applies", v.name, state)
 		}
-		return fmt.Sprintf("%s is %s, so its default %q applies", v.name, state, redact(*v.def))
+		return fmt.Sprintf("%s is %s, so its default %q applies", v.name, state, urlpass.Redact(*v.def))
 	case !set:
 		return v.name + " is unset"
 	case secret:
@@ -359,7 +361,7 @@ func describe(v envVar, secret bool) string {
 	}
 	// A URL's password is hidden, as the error above it hides it: OTLP_HTTP_URL is no secret's
 	// name, but https://user:password@host is a secret's value.
-	return fmt.Sprintf("%s=%q", v.name, redact(val))
+	return fmt.Sprintf("%s=%q", v.name, urlpass.Redact(val))
 }
 
 // secretKey matches a key whose value may be a secret whatever its variable is called (a header

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelitl/itl/internal/urlpass"
 )
 
 // urlPasswords returns the converter print-config runs last when it prints the configuration
@@ -52,8 +54,8 @@ func redactedOnly(v any) (any, bool) {
 func redactedAll(v any) (any, bool) {
 	switch v := v.(type) {
 	case string:
-		// A URL: with a scheme, which redact needs to tell user:password@host from other text.
-		if r := redact(v); strings.Contains(v, "://") && r != v {
+		// A URL: with a scheme, which urlpass.Redact needs to tell user:password@host from other text.
+		if r := urlpass.Redact(v); strings.Contains(v, "://") && r != v {
 			return r, true
 		}
 	case map[string]any:

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/otelitl/itl/internal/urlpass"
 )
 
 // protocol is one API family the proxy forwards, with the flag and environment variable that set
@@ -160,78 +162,6 @@ func azureBase(u *url.URL, i int) (*url.URL, string) {
 	return &b, strings.Join(dropped, " and ")
 }
 
-// redactRaw returns raw, a URL url.Parse cannot read, with its password written xxxxx, as
-// url.URL.Redacted writes it. The user information ends at the last @ of the authority, which ends
-// at the path, the query or the fragment; when what comes before those is no host[:port] (user:pa,
-// of a password pasted with a /, ? or # in it, user:pa#ss@host) and an @ follows, it runs to the
-// last @ before the host after it. otelcol-itl's redact reads a URL alike.
-func redactRaw(raw string) string {
-	rest := raw
-	if _, after, ok := strings.Cut(raw, "://"); ok {
-		rest = after
-	}
-	end := len(rest)
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		end = i
-	}
-	at := strings.LastIndex(rest[:end], "@")
-	if at < 0 && !hostPort(rest[:end]) {
-		if first := strings.IndexByte(rest[end:], '@'); first >= 0 {
-			first += end
-			host := len(rest)
-			if i := strings.IndexAny(rest[first:], "/?#"); i >= 0 {
-				host = first + i
-			}
-			at = strings.LastIndex(rest[:host], "@")
-		}
-	}
-	if at < 0 {
-		return raw
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
-	}
-	start := len(raw) - len(rest)
-	return raw[:start] + user + ":xxxxx" + raw[start+at:]
-}
-
-// pastedPassword reports whether raw, a URL url.Parse could not read or read without a host, has
-// a user and password holding a /, ? or # not percent-encoded (user:pa#ss@host): its @ comes
-// after the first of those, and redactRaw finds the password all the same.
-func pastedPassword(raw string) bool {
-	rest := raw
-	if _, after, ok := strings.Cut(raw, "://"); ok {
-		rest = after
-	}
-	end := len(rest)
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		end = i
-	}
-	return !strings.Contains(rest[:end], "@") && redactRaw(raw) != raw
-}
-
-// hostPort reports whether a could be a URL's host with its port or without: a name or an IPv4
-// address, or an IPv6 one in brackets, then a colon and digits (none, for an empty port) or
-// nothing.
-func hostPort(a string) bool {
-	if strings.HasPrefix(a, "[") {
-		i := strings.IndexByte(a, ']')
-		if i < 0 {
-			return false
-		}
-		a = a[i+1:]
-		if a == "" {
-			return true
-		}
-		if a[0] != ':' {
-			return false
-		}
-	}
-	_, port, found := strings.Cut(a, ":")
-	return !found || strings.Trim(port, "0123456789") == ""
-}
-
 // proxyURL is the URL a client on this machine reaches the proxy at, listening at addr, with TLS
 // or without.
 func proxyURL(addr string, tls bool) string {
@@ -355,11 +285,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			shown := redactRaw(raw) // url.Parse could not read it: a password in it all the same
+			shown := urlpass.Redact(raw) // url.Parse could not read it: a password in it all the same
 			if err == nil {
 				shown = u.Redacted() // without a password it may carry
 			}
-			if pastedPassword(raw) {
+			if urlpass.Pasted(raw) {
 				// url.Parse ended the host at the password's /, ? or #: the URL has a host, and
 				// asking for one would not say what to change.
 				return config{}, fmt.Errorf("%s: its user or password holds a /, ? or #, which ends the host of a URL; write each percent-encoded (/ as %%2F, ? as %%3F, # as %%23)", setting(c.name(p.name), shown))

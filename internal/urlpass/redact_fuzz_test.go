@@ -1,4 +1,4 @@
-package main
+package urlpass
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 // FuzzRedact: a URL's password, whatever bytes it holds but an @ (a /, ? or # pasted as it is
 // among them), is written xxxxx, and the rest of the URL is kept; the one password it cannot tell
-// from a port, digits alone before a /, ? or #, is left out (see userinfoAt).
+// from a port, digits alone before a /, ? or #, is left out (see UserinfoAt).
 func FuzzRedact(f *testing.F) {
 	f.Add("user", "s3cr3t", "backend.example:4318", "/v1")
 	f.Add("user", "s3cr3t#x", "backend.example:4318", "")
@@ -28,8 +28,8 @@ func FuzzRedact(f *testing.F) {
 		}
 		a := "https://" + user + ":" + password + "@" + host + path
 		want := "https://" + user + ":xxxxx@" + host + path
-		if got := redact(a); got != want {
-			t.Fatalf("redact(%q) = %q, want %q", a, got, want)
+		if got := Redact(a); got != want {
+			t.Fatalf("Redact(%q) = %q, want %q", a, got, want)
 		}
 	})
 }
