@@ -5,7 +5,10 @@
 // that one URL is read alike by both.
 package urlpass
 
-import "strings"
+import (
+	"net"
+	"strings"
+)
 
 // Redact returns the URL a with the password in it, if any, written xxxxx, as url.URL.Redacted
 // does, for one url.Parse cannot read. The authority ends at the path, the query or the fragment:
@@ -46,9 +49,9 @@ func Pasted(a string) bool {
 // of them, so that an @ in a path or a query is no user's: https://host?next=a:b@c. But when what
 // comes before that is no host[:port] (user:pa, of a password pasted as it is, user:pa#ss@host,
 // whose "port" is no number) and an @ follows, the user information runs to the last @ before the
-// host that follows it: every error and print-config would otherwise show the password. A
-// password whose part before the / ? or # is digits alone (user:123#ss@host) reads as a port, and
-// is not told.
+// host that follows it: every error and print-config would otherwise show the password. A user
+// and password whose part before the / ? or # reads as a host and port is not told: digits alone
+// after the colon (user:123#ss@host), or brackets around an IPv6 address ([::]#ss@host).
 func UserinfoAt(rest string) (at int, pasted bool) {
 	end := len(rest)
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
@@ -74,12 +77,17 @@ func UserinfoAt(rest string) (at int, pasted bool) {
 }
 
 // hostPort reports whether a could be a URL's host with its port or without: a name or an IPv4
-// address, or an IPv6 one in brackets, then a colon and digits (none, for an empty port) or
-// nothing.
+// address, or an IPv6 address in brackets (with a zone or without), then a colon and digits (none,
+// for an empty port) or nothing. Brackets around anything else ([:], of a user "[" with a
+// password "]#" pasted) are no host.
 func hostPort(a string) bool {
 	if strings.HasPrefix(a, "[") {
 		i := strings.IndexByte(a, ']')
 		if i < 0 {
+			return false
+		}
+		ip, _, _ := strings.Cut(a[1:i], "%")
+		if net.ParseIP(ip) == nil {
 			return false
 		}
 		a = a[i+1:]
