@@ -113,16 +113,7 @@ func TestAzureThroughProxy(t *testing.T) {
 			if s := <-got; s.path != tc.path || s.query != tc.query || s.key != "azure-key" {
 				t.Errorf("the upstream got %+v, want path %s, query %q and the key", s, tc.path, tc.query)
 			}
-			// The proxy's generation ends when the upstream's body does, which may be after the
-			// client has read the last event.
-			deadline := time.Now().Add(5 * time.Second)
-			for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
-				time.Sleep(2 * time.Millisecond)
-			}
-			spans := exp.GetSpans()
-			if len(spans) != 1 {
-				t.Fatalf("%d spans, want 1", len(spans))
-			}
+			spans := oneSpan(t, exp)
 			if spans[0].Name != "chat "+tc.model {
 				t.Errorf("span %q, want %q", spans[0].Name, "chat "+tc.model)
 			}
@@ -226,4 +217,20 @@ func TestProxyURLOfAnyPort(t *testing.T) {
 	if got := proxyURL("127.0.0.1:8787", false); got != "http://127.0.0.1:8787" {
 		t.Errorf("proxyURL of a port given: %s", got)
 	}
+}
+
+// oneSpan waits up to 5 s for the proxy's one span and returns it (as a slice of one), failing t
+// for none or more: the proxy's generation ends when the upstream's body does, which may be after
+// the client has read the last event.
+func oneSpan(t *testing.T, exp *tracetest.InMemoryExporter) tracetest.SpanStubs {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(exp.GetSpans()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	return spans
 }
