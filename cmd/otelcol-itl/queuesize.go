@@ -220,22 +220,31 @@ func batchSize(key string, v any, sizer string) error {
 			return fmt.Errorf("%s is not a whole number, and the collector would cut it to %d; %s", strconv.FormatFloat(v, 'f', -1, 64), int64(v), give)
 		}
 	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		switch {
-		case err == nil:
-			return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
-		case errors.Is(err, strconv.ErrRange) && f < 0:
-			// Beyond a float64 (-1e400), which YAML leaves as text.
-			return fmt.Errorf("%q is negative; %s", v, give)
-		case errors.Is(err, strconv.ErrRange) && f > 1:
-			return fmt.Errorf("%q is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
-		}
-		if err := withUnitErr(key, v, sizer); err != nil {
-			return err
-		}
-		return fmt.Errorf("%q is not a number; %s, without a unit", v, give)
+		return textSize(key, v, sizer, give, "is negative")
 	}
 	return nil
+}
+
+// textSize says what is wrong with v, the size of the setting key counted in sizer, given as text:
+// a number in quotes, one beyond a float64 (which YAML leaves as text: below says what a negative
+// one is), one with a unit, or none. give is the fix to give.
+func textSize(key, v, sizer, give, below string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	switch {
+	case err == nil:
+		// Quoted in the file ("1000"), which the collector's decoder takes as text.
+		return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
+	case errors.Is(err, strconv.ErrRange) && f < 0:
+		// Beyond a float64 (-1e400), which YAML leaves as text.
+		return fmt.Errorf("%q %s; %s", v, below, give)
+	case errors.Is(err, strconv.ErrRange) && f > 1:
+		// 1e400; ParseFloat's ErrRange is also a number too small, 1e-400, left to the next case.
+		return fmt.Errorf("%q is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
+	}
+	if err := withUnitErr(key, v, sizer); err != nil {
+		return err
+	}
+	return fmt.Errorf("%q is not a number; %s, without a unit", v, give)
 }
 
 // queueSize says what is wrong with the queue_size v of a queue counted in sizer, or nil.
@@ -271,22 +280,7 @@ func queueSize(v any, sizer string, batch, queue map[string]any) error {
 		}
 		n = int64(v)
 	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		switch {
-		case err == nil:
-			// Quoted in the file ("1000"), which the collector's decoder takes as text.
-			return fmt.Errorf("%q is a number written as text, which the collector refuses; write it without quotes", v)
-		case errors.Is(err, strconv.ErrRange) && f < 0:
-			// Beyond a float64 (-1e400), which YAML leaves as text.
-			return fmt.Errorf("%q is not above 0: it is the most the queue holds, in %s; %s", v, sizer, give)
-		case errors.Is(err, strconv.ErrRange) && f > 1:
-			// 1e400; ParseFloat's ErrRange is also a number too small, 1e-400, left to the next case.
-			return fmt.Errorf("%q is more than the most the collector takes, %d; %s", v, int64(math.MaxInt64), give)
-		}
-		if err := withUnitErr("queue_size", v, sizer); err != nil {
-			return err
-		}
-		return fmt.Errorf("%q is not a number; %s, without a unit", v, give)
+		return textSize("queue_size", v, sizer, give, "is not above 0: it is the most the queue holds, in "+sizer)
 	default:
 		return fmt.Errorf("%v is not a number; %s", v, give)
 	}
