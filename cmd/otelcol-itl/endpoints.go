@@ -103,8 +103,7 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			if receiver {
 				what += ", and listens on every interface at a random port"
 			}
-			errs = append(errs, fmt.Errorf("%s: %q %s; "+
-				"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key, s, what))
+			errs = append(errs, fmt.Errorf("%s: %q %s; %s", key, s, what, emptyListenFix))
 			return
 		}
 		check(key, v, listenAddress)
@@ -132,8 +131,7 @@ func (addressesConverter) Convert(_ context.Context, conf *confmap.Conf) error {
 			// interface at a random port, with only the env provider's warning of the unset
 			// variable. The extensions and the Prometheus exporter refuse it themselves.
 			if v, set := settings["endpoint"]; set && v == nil {
-				errs = append(errs, fmt.Errorf("%s: has no value (nothing after the colon, or a variable unset without a default), and listens on every interface at a random port; "+
-					"write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default", key))
+				errs = append(errs, fmt.Errorf("%s: has no value (nothing after the colon, or a variable unset without a default), and listens on every interface at a random port; %s", key, emptyListenFix))
 				continue
 			}
 			listen(key, settings["endpoint"], true)
@@ -190,6 +188,9 @@ func sortedKeys(m map[string]any) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// emptyListenFix is the fix for a listen address with no value or an empty one.
+const emptyListenFix = "write host:port (127.0.0.1:<port> for this machine alone, :<port> for every interface), or leave the key out for the component's default"
 
 // listenAddress reports why a cannot be listened on: host:port, the host empty for every
 // interface, the port from 0 (any free one) to 65535 or a service's name.

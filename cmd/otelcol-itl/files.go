@@ -314,10 +314,12 @@ func writableDir(dir string, create bool) error {
 		return nil
 	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: a file above it
 		return fmt.Errorf("%q cannot be used: %w", dir, err)
-	case danglingLink(dir) != "":
-		target := danglingLink(dir)
+	}
+	// Missing.
+	if target := danglingLink(dir); target != "" {
 		return fmt.Errorf("%q is a symbolic link to %q, which does not exist, and which the collector does not create through the link; create %q, or give another directory", dir, target, target)
-	case !create:
+	}
+	if !create {
 		return fmt.Errorf("%q does not exist; create it, or set create_directory: true", dir)
 	}
 	// Missing, to be created: the nearest directory above it that exists must be writable.
