@@ -146,9 +146,10 @@ func azureHost(host string, only ...string) bool {
 	return false
 }
 
-// azureBase returns u cut where its deployment's path begins, at i, without its query and
-// fragment, and what that drops.
-func azureBase(u *url.URL, i int) (*url.URL, string) {
+// cutBase returns u cut where the path its clients send themselves begins, at i (an Azure
+// deployment's, Azure's v1 API's, a Vertex AI project's), without its query and fragment, and
+// what that drops.
+func cutBase(u *url.URL, i int) (*url.URL, string) {
 	dropped := []string{u.Path[i:]}
 	if u.RawQuery != "" || u.ForceQuery {
 		dropped = append(dropped, "the query")
@@ -301,7 +302,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// No client path works through such a base: Azure OpenAI's clients send the
 			// deployment's path themselves (/openai/deployments/D/openai/deployments/D/...), and
 			// OpenAI's send /v1/chat/completions, which no deployment serves.
-			base, dropped := azureBase(u, i)
+			base, dropped := cutBase(u, i)
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: an Azure OpenAI client sends each request's deployment path and api-version itself (/openai/deployments/NAME/chat/completions?api-version=...), which the proxy appends to the upstream: give the client the proxy's URL as its Azure endpoint (AZURE_OPENAI_ENDPOINT=%s)%s",
 				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), base.Redacted()), proxyURL(c.addr, c.tlsCert != ""), anyPort(c.addr))
 		}
@@ -311,7 +312,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// the resource, not to .../openai as the trailing /v1 alone would say, which serves
 			// OpenAI's client at the proxy's /v1 but doubles the /openai of every path an Azure
 			// client sends, and of OPENAI_BASE_URL=http://ADDR/openai/v1 as the README gives it.
-			fixed, dropped := azureBase(u, m[0])
+			fixed, dropped := cutBase(u, m[0])
 			at := proxyURL(c.addr, c.tlsCert != "")
 			if m[2] >= 0 {
 				// A Foundry project's (.../api/projects/P/openai/v1): the proxy routes the project's
@@ -330,7 +331,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// A Foundry resource's model inference endpoint, .../models as the portal gives it:
 			// the client sends /models/... itself (the proxy routes it to this upstream), so the
 			// upstream is the resource; .../models sent every request to /models/models/...
-			fixed, dropped := azureBase(u, m[0])
+			fixed, dropped := cutBase(u, m[0])
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: the model inference API's clients send /models/... themselves, which the proxy appends to the upstream: give the client OPENAI_BASE_URL=%s/models%s",
 				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""), anyPort(c.addr))
 		}
@@ -339,13 +340,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 			// (https://REGION-aiplatform.googleapis.com/v1/projects/P/locations/L): its clients
 			// send /v1/projects/P/locations/L/... themselves, so the upstream is the host; taken as
 			// it was, every request went to .../locations/L/v1/projects/... and was answered 404.
-			fixed := *u
-			fixed.Path, fixed.RawPath = u.Path[:m[0]], ""
-			dropped := u.Path[m[0]:]
-			if u.RawQuery != "" || u.ForceQuery {
-				fixed.RawQuery, fixed.ForceQuery = "", false
-				dropped += " and the query"
-			}
+			fixed, dropped := cutBase(u, m[0])
 			return config{}, fmt.Errorf("%s: drop %s, as in %s: the client sends its project's path itself (/v1/projects/P/locations/L/...), which the proxy appends to the upstream: give the client the proxy's URL in place of Vertex's host (%s, with /v1 after it where the client's own base URL ends in /v1, as Python's AnthropicVertex's does)%s",
 				setting(c.name(p.name), u.Redacted()), dropped, assign(c.name(p.name), fixed.Redacted()), proxyURL(c.addr, c.tlsCert != ""), anyPort(c.addr))
 		}

@@ -137,6 +137,11 @@ func TestUpstreamVertexProject(t *testing.T) {
 			`drop /v1/projects/p/locations/europe-west4/endpoints/openapi, as in -openai https://europe-west4-aiplatform.googleapis.com:`},
 		{[]string{"-anthropic", "https://aiplatform.eu.rep.googleapis.com/v1/projects/p/locations/eu"},
 			`drop /v1/projects/p/locations/eu, as in -anthropic https://aiplatform.eu.rep.googleapis.com:`},
+		{[]string{"-anthropic", "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5?alt=sse"},
+			`drop /v1/projects/p/locations/us-east5 and the query, as in -anthropic https://us-east5-aiplatform.googleapis.com:`},
+		// The fragment too, which the base to give kept (and the proxy then refused).
+		{[]string{"-anthropic", "https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5#x"},
+			`drop /v1/projects/p/locations/us-east5 and the fragment, as in -anthropic https://us-east5-aiplatform.googleapis.com:`},
 		// Python's AnthropicVertex's own base URL ends in /v1: the proxy's README gives its client
 		// the proxy's URL with /v1, and the upstream is the host.
 		{[]string{"-anthropic", "https://us-east5-aiplatform.googleapis.com"}, ""},
