@@ -153,15 +153,6 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 			_ = shutdownTracing(context.Background()) // nothing recorded yet: nothing to flush
 		}
 	}()
-	why, _ := otlpenv.Off() // an error there stopped Tracing
-	switch {
-	case exporting != "":
-		logger.Printf("exporting generation spans to %s", exporting)
-	case why != "":
-		logger.Printf("not recording spans: %s turns tracing off; requests are proxied without spans", why)
-	default:
-		logger.Print("not exporting spans: no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
-	}
 	var names []string
 	for name, u := range c.upstream {
 		names = append(names, name+"="+u.Redacted())
@@ -182,6 +173,17 @@ func start(ctx context.Context, c config, logger *log.Logger) (_ *started, err e
 	l, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return nil, listenError(setting(c.name("addr"), c.addr), err)
+	}
+	// What becomes of the spans is said once the proxy listens: said before an address in use,
+	// "not exporting spans" read as the cause of the failure.
+	why, _ := otlpenv.Off() // an error there stopped Tracing
+	switch {
+	case exporting != "":
+		logger.Printf("exporting generation spans to %s", exporting)
+	case why != "":
+		logger.Printf("not recording spans: %s turns tracing off; requests are proxied without spans", why)
+	default:
+		logger.Print("not exporting spans: no OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set")
 	}
 	scheme := "http"
 	if tlsConfig != nil {
