@@ -222,6 +222,10 @@ func storageDirs(conf *confmap.Conf) []error {
 			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
 			continue
 		}
+		if err := relativeDir(dir); err != nil {
+			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
+			continue
+		}
 		create, _ := settings["create_directory"].(bool)
 		if err := writableDir(dir, create); err != nil {
 			errs = append(errs, keyErr("extensions::"+id+"::directory", err))
@@ -281,6 +285,21 @@ func tildeDir(dir string) error {
 	}
 	first, example := tildeFix(dir)
 	return fmt.Errorf("%q begins with ~, which nothing expanded (a shell does not in quotes, nor do a compose or unit file and the collector): it would create a directory named %q in the working directory; give the full path, such as %s", dir, first, example)
+}
+
+// relativeDir refuses a relative directory (ITL_QUEUE_DIR=queue): the extension takes it from the
+// collector's working directory, which is validate's in a shell and / for a systemd service, so
+// validate checked another directory than the service used, and a start from elsewhere found an
+// empty queue and left the spans of the one before unsent, with nothing said.
+func relativeDir(dir string) error {
+	if filepath.IsAbs(dir) {
+		return nil
+	}
+	example := "/var/lib/otelcol-itl/" + filepath.Base(dir)
+	if cwd, err := os.Getwd(); err == nil {
+		example = filepath.Join(cwd, dir)
+	}
+	return fmt.Errorf("%q is relative: the collector finds it from its working directory, which differs between a shell and a service (systemd starts one in /), so a start from elsewhere would leave the queue's unsent spans behind; give the full path, such as %s", dir, example)
 }
 
 // tildeFix returns, for a path p that begins with ~, its first element (~ or ~NAME) and the path

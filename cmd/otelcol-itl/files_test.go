@@ -85,6 +85,10 @@ func TestStorageDirs(t *testing.T) {
 	if err := os.Symlink(dir, linkedDir); err != nil {
 		t.Fatal(err)
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	conf := func(d string, create bool) *confmap.Conf {
 		return confmap.NewFromStringMap(map[string]any{"extensions": map[string]any{
 			"file_storage/queue": map[string]any{"directory": d, "create_directory": create}}})
@@ -106,6 +110,8 @@ func TestStorageDirs(t *testing.T) {
 		{"~ alone", "~", true, `it would create a directory named "~" in the working directory; give the full path`, false},
 		{"another user's ~", "~alice/queue", true, `it would create a directory named "~alice" in the working directory; give the full path, such as /home/alice/queue`, false},
 		{"a ~ further on", filepath.Join(dir, "~", "queue"), true, "", false},
+		{"relative", "otel-queue", true, `extensions::file_storage/queue::directory: "otel-queue" is relative: the collector finds it from its working directory, which differs between a shell and a service (systemd starts one in /), so a start from elsewhere would leave the queue's unsent spans behind; give the full path, such as ` + filepath.Join(cwd, "otel-queue"), false},
+		{"relative, from here", "./q/../otel-queue", true, `"./q/../otel-queue" is relative`, false},
 		{"a link to a directory", linkedDir, false, "", false},
 		{"a link to nothing", dangling, true, `extensions::file_storage/queue::directory: "` + dangling + `" is a symbolic link to "` + gone + `", which does not exist, and which the collector does not create through the link; create "` + gone + `", or give another directory`, false},
 		{"a link to nothing, not to be created", dangling, false, `"` + dangling + `" is a symbolic link to "` + gone + `", which does not exist`, false},
@@ -175,6 +181,7 @@ func TestValidateRefusesUnusableQueueDir(t *testing.T) {
 	for _, c := range []struct{ queue, want string }{
 		{filepath.Join(file, "queue"), "cannot be created"},
 		{"~/otel-queue", "begins with ~, which nothing expanded"},
+		{"otel-queue", "is relative"},
 	} {
 		for _, config := range []string{"gateway.yaml", "agent.yaml"} {
 			out, code := otelcolItl(t, []string{"ITL_QUEUE_DIR=" + c.queue}, "validate", "--config", filepath.Join("..", "..", "exporter-config", config))
