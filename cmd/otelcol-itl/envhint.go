@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -237,6 +238,7 @@ func (s *envSources) explain(err error) string {
 		}
 	}
 	scopes := failing(text)
+	unsigned := strings.Contains(text, uint64Refused)
 	// One line for the keys written alike in one document, their variables as they are: gateway.yaml's
 	// two receivers both read TLS_CLIENT_CA_FILE, whose line was printed twice, once a key.
 	type hint struct{ keys []string }
@@ -255,7 +257,7 @@ func (s *envSources) explain(err error) string {
 			}
 			named = append(named, describe(v, r.secret()))
 		}
-		byValue := (r.valueIn(text) || together[r.key()]) && r.within(scopes)
+		byValue := (r.valueIn(text) || together[r.key()]) && r.within(scopes) || unsigned && r.beyondInt64()
 		if len(named) == 0 || !(r.keyIn(text) || r.sectionIn(text) || byValue) {
 			continue
 		}
@@ -282,6 +284,39 @@ func (s *envSources) explain(err error) string {
 		lines = append(lines, "  "+joinKeys(hints[rest].keys)+verb+rest)
 	}
 	return "Set from environment variables (change the variable, not the file):\n" + strings.Join(lines, "\n")
+}
+
+// uint64Refused is the collector's resolver's error for a value YAML reads as a uint64, a whole
+// number beyond int64 (9223372036854775808 to 18446744073709551615): it names no key, and its
+// fix, quotes, makes the value a string that the key's decoder then refuses.
+const uint64Refused = "unsupported type=uint64"
+
+// beyondInt64 reports whether r's value, its references expanded, is a whole number YAML reads as
+// a uint64.
+func (r envSource) beyondInt64() bool {
+	n, err := strconv.ParseUint(strings.TrimSpace(expand(r.raw)), 0, 64)
+	return err == nil && n > math.MaxInt64
+}
+
+// beyondInt64 names, after the resolver's uint64Refused error, the keys whose value caused it, with
+// the fix; "" for another error. It knows the values set from environment variables only: the
+// shipped configurations take every number an operator changes from one.
+func (s *envSources) beyondInt64(err error) string {
+	if err == nil || !strings.Contains(err.Error(), uint64Refused) {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var lines []string
+	for _, d := range s.docs {
+		for _, r := range d {
+			if r.beyondInt64() {
+				lines = append(lines, fmt.Sprintf("%s: %s is beyond the largest whole number the collector reads, %d; give a smaller one", r.key(), strings.TrimSpace(expand(r.raw)), int64(math.MaxInt64)))
+			}
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(slices.Compact(lines), "\n")
 }
 
 // componentFailed matches the collector's errors that name the component that failed to start

@@ -103,6 +103,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, note)
 			err = fmt.Errorf("%w\n%s", err, note)
 		}
+		if note := sources.beyondInt64(err); note != "" {
+			fmt.Fprintln(os.Stderr, note)
+		}
 		if note := typos.explain(err); note != "" {
 			fmt.Fprintln(os.Stderr, note)
 		}

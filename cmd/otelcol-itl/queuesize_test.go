@@ -191,6 +191,10 @@ func TestValidateRefusesBadQueueBytes(t *testing.T) {
 		for _, c := range []struct{ value, want string }{
 			{"10MB", `"10MB" is not a number: queue_size takes a whole number of bytes, without a unit (10 MiB is 10485760, 10 MB 10000000)`},
 			{"99999999999999999999", `1e+20 is more than the most the collector takes`},
+			// Beyond int64 but within uint64, YAML's parser gives a uint64, which the collector's
+			// resolver refuses before any converter, naming no key: "unsupported type=uint64 for
+			// retrieved config, ensure that values are wrapped in quotes".
+			{"9999999999999999999", `9999999999999999999 is beyond the largest whole number the collector reads, 9223372036854775807; give a smaller one`},
 			{"1", `1 is below the batch's smallest size`},
 			{"-1", `-1 is not above 0`},
 			{"-99999999999999999999", `-1e+20 is not above 0`},
