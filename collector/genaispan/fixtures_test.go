@@ -80,7 +80,7 @@ func TestCaptured(t *testing.T) {
 			if calls != want.ModelCalls {
 				t.Errorf("%d model calls, want %d", calls, want.ModelCalls)
 			}
-			if wantTTFTs := map[bool]int{true: calls, false: 0}[want.TTFTSource != ""]; ttfts != wantTTFTs {
+			if wantTTFTs := map[bool]int{true: calls - want.NoTTFT, false: 0}[want.TTFTSource != ""]; ttfts != wantTTFTs {
 				t.Errorf("%d times to first chunk, want %d", ttfts, wantTTFTs)
 			}
 			if want.OutputTokens < 0 && out != 0 || want.OutputTokens >= 0 && out != want.OutputTokens {

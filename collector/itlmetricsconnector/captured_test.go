@@ -41,9 +41,9 @@ func TestCaptured(t *testing.T) {
 			if dp, ok := dur[dpKey{model: m}]; !ok || dp.Count() != uint64(want.ModelCalls) {
 				t.Errorf("%d duration observations, want one per model call: %d", count(dp, ok), want.ModelCalls)
 			}
-			wantTTFT, wantTiming := 0, itlconv.TimingNone
+			wantTTFT := 0
 			if want.TTFTSource != "" {
-				wantTTFT, wantTiming = want.ModelCalls, itlconv.TimingTTFT
+				wantTTFT = want.ModelCalls - want.NoTTFT
 			}
 			if dp, ok := ttft[dpKey{model: m}]; count(dp, ok) != uint64(wantTTFT) {
 				t.Errorf("%d time-to-first-chunk observations, want %d", count(dp, ok), wantTTFT)
@@ -58,8 +58,13 @@ func TestCaptured(t *testing.T) {
 			if _, ok := stalls[dpKey{model: m}]; ok {
 				t.Errorf("a stall series from a source that cannot see stalls")
 			}
-			if n := timing[dpKey{m, itlconv.TimingKey, wantTiming}]; n != int64(want.ModelCalls) {
-				t.Errorf("%d generations with timing %s, want %d", n, wantTiming, want.ModelCalls)
+			// Every model call is one generation: of timing ttft when its time to first chunk was
+			// read, else of timing none (Mastra's later steps, whose source is the first step's).
+			for _, tm := range []string{itlconv.TimingTTFT, itlconv.TimingNone} {
+				wantN := map[string]int{itlconv.TimingTTFT: wantTTFT, itlconv.TimingNone: want.ModelCalls - wantTTFT}[tm]
+				if n := timing[dpKey{m, itlconv.TimingKey, tm}]; n != int64(wantN) {
+					t.Errorf("%d generations with timing %s, want %d", n, tm, wantN)
+				}
 			}
 		})
 	}

@@ -312,21 +312,28 @@ type CapturedRead struct {
 	OutputTokens int64
 	// CannotGive says what the instrumentation does not write, for the support matrix.
 	CannotGive string
+	// NoTTFT is how many of the model calls have no time to first chunk although TTFTSource is
+	// written on them: Mastra's later steps, whose completion start time is the first step's.
+	NoTTFT int
 }
 
 // Captured lists what each scenario of testdata/captured must read as; a scenario missing here
 // fails the tests that walk the fixtures.
 var Captured = map[string]CapturedRead{
-	"vercel7-chat":        {"openai", 1, "gen_ai.client.operation.time_to_first_chunk", "first_chunk", 20, "per-gap ITL: time_per_output_chunk is the mean gap"},
-	"vercel7-agent":       {"openai", 2, "gen_ai.client.operation.time_to_first_chunk", "first_chunk", 24, "per-gap ITL (a mean only); invoke_agent repeats its chat spans' usage"},
-	"vercel7-legacy-text": {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call"},
-	"vercel6-text":        {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call"},
-	"vercel6-object":      {"openai", 1, "ai.stream.msToFirstChunk", "first_chunk", 20, "per-gap ITL"},
-	"openllmetry-openai":  {"openai", 1, "", "", -1, "any timing and, for streams, any usage (JS; the Python package writes chunk events)"},
+	"vercel7-chat":        {"openai", 1, "gen_ai.client.operation.time_to_first_chunk", "first_chunk", 20, "per-gap ITL: time_per_output_chunk is the mean gap", 0},
+	"vercel7-agent":       {"openai", 2, "gen_ai.client.operation.time_to_first_chunk", "first_chunk", 24, "per-gap ITL (a mean only); invoke_agent repeats its chat spans' usage", 0},
+	"vercel7-legacy-text": {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call", 0},
+	"vercel6-text":        {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call", 0},
+	"vercel6-object":      {"openai", 1, "ai.stream.msToFirstChunk", "first_chunk", 20, "per-gap ITL", 0},
+	"openllmetry-openai":  {"openai", 1, "", "", -1, "any timing and, for streams, any usage (JS; the Python package writes chunk events)", 0},
 	"openinference-openai": {"openai", 1, "", "", -1,
-		"any timing (the First Token Stream Event is Python-only) and, for streams, any usage"},
+		"any timing (the First Token Stream Event is Python-only) and, for streams, any usage", 0},
 	"langfuse-openai": {"", 1, "langfuse.observation.completion_start_time", "headers", 20,
-		"a true TTFT: the OpenAI integration stamps the first streamed event of any kind, often a role-only event sent with the headers"},
+		"a true TTFT: the OpenAI integration stamps the first streamed event of any kind, often a role-only event sent with the headers", 0},
 	"openlit-openai": {"openai", 1, "", "", 20,
-		"per-gap ITL (time_per_output_token is a mean); its TTFT is written only when above 0 ms and is timed from when iteration starts"},
+		"per-gap ITL (time_per_output_token is a mean); its TTFT is written only when above 0 ms and is timed from when iteration starts", 0},
+	"otel-openai": {"openai", 1, "", "", 20,
+		"any timing: it writes the conventions' model, provider (gen_ai.system) and usage only", 0},
+	"otel-openai-nousage": {"openai", 1, "", "", -1,
+		"any timing, and usage when the request asks for no usage chunk (stream_options.include_usage)", 0},
 }

@@ -4,15 +4,16 @@
 
 const common = require('./common.cjs');
 
-// streamChat sends "Say hello." with stream and stream_options.include_usage, and notes when each
+// streamChat sends "Say hello." with stream and stream_options.include_usage (unless includeUsage
+// is false: then no stream_options at all, and the stream reports no usage), and notes when each
 // content chunk reached the application.
-async function streamChat(client, model, maxTokens) {
+async function streamChat(client, model, maxTokens, includeUsage = true) {
   const timing = new common.Timing();
   const stream = await client.chat.completions.create({
     model,
     messages: [{ role: 'user', content: 'Say hello.' }],
     stream: true,
-    stream_options: { include_usage: true },
+    ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
     max_tokens: maxTokens,
   });
   let usage = null;
@@ -27,11 +28,11 @@ async function streamChat(client, model, maxTokens) {
 
 // captureChat runs a warm-up call with tracing suppressed, then the captured call, and returns the
 // truth of the captured one.
-async function captureChat(client, model, fetches) {
-  await common.warmup(() => streamChat(client, model, 5));
+async function captureChat(client, model, fetches, includeUsage = true) {
+  await common.warmup(() => streamChat(client, model, 5, includeUsage));
   fetches.length = 0;
   const wallMinusPerf = common.wallMinusPerfMs();
-  const { timing, usage } = await streamChat(client, model, 20);
+  const { timing, usage } = await streamChat(client, model, 20, includeUsage);
   if (fetches.length !== 1) throw new Error(`expected one request, saw ${fetches.length}`);
   return { wallMinusPerf, request: { timing, fetch: fetches[0], outputTokens: usage ? usage.completion_tokens : null } };
 }
