@@ -112,6 +112,32 @@ const (
 	LangfuseUsageDetailsKey = "langfuse.observation.usage_details"
 )
 
+// Mastra (mastra-ai/mastra, TypeScript agents): @mastra/observability traces and
+// @mastra/otel-exporter exports every span of a run with gen_ai.operation.name and
+// mastra.span.type (otel-exporter 1.4.0, src/gen-ai-semantics.ts getAttributes). The operation is
+// "chat" on the span the exporter takes for the provider request (isModelCallSpan: MODEL_INFERENCE
+// when @mastra/core and @mastra/observability both have the model-inference-span feature, as core
+// 1.71.0 and observability 1.17.9 do, else MODEL_GENERATION) and "embeddings" on RAG_EMBEDDING;
+// on the others it is invoke_agent, agent_step, execute_tool, invoke_workflow or the span type in
+// lower case (getOperationName): model_generation above the steps, model_chunk once per text or
+// tool-call part of a reply, workflow and processor spans. So a span with mastra.span.type is a
+// model call only under the operations of MastraModelCallOperations.
+//
+// The completion start time is an ISO 8601 time, unquoted, millisecond precision
+// (Date.toISOString()): when the first text, tool-call or reasoning delta of the GENERATION came
+// (@mastra/observability 1.17.9, ModelSpanTracker #captureCompletionStartTime, taken once per
+// generation). Every MODEL_INFERENCE span of the generation carries that same time: on the
+// second and later steps of an agent (after a tool call) it is the first step's, before the span
+// starts, and gives that step no time to first chunk (nor is it malformed).
+const (
+	MastraSpanTypeKey            = "mastra.span.type"
+	MastraCompletionStartTimeKey = "mastra.completion_start_time"
+)
+
+// MastraModelCallOperations are the gen_ai.operation.name values of Mastra spans that stand for a
+// request to a model (see MastraSpanTypeKey).
+var MastraModelCallOperations = []string{"chat", "embeddings"}
+
 // vLLM's request tracing (--otlp-traces-endpoint): one SERVER span "llm_request" per finished
 // request (V1 engine: vllm/v1/engine/output_processor.py OutputProcessor.do_tracing; V0:
 // vllm/engine/llm_engine.py create_trace_span), with latencies in seconds and no

@@ -87,14 +87,18 @@ func (c *Call) reject(why Reason) {
 //     excluded_operations (agents, agent steps, tools); a Vercel AI SDK span whose ai.operationId
 //     ends in .doStream or .doGenerate; an OpenInference span of kind LLM; a Langfuse generation;
 //     a span of the legacy conventions (gen_ai.system, OpenLLMetry's llm.request.type) or of vLLM's
-//     request tracing; or a span with a timeline. A span without a timeline that answered with a
+//     request tracing; or a span with a timeline. A Mastra span (mastra.span.type) counts only
+//     under the operations of itlconv.MastraModelCallOperations: Mastra writes its span type as
+//     the operation of every other span (model_generation, model_chunk, ...). A span without a timeline that answered with a
 //     redirect (http.response.status_code 3xx) is a hop of a request sent again elsewhere, and no
 //     model call.
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
 //     gen_ai.server.time_to_first_token (s); Langfuse's completion start time minus the span start;
-//     OpenInference's first-token event minus the span start; on SERVER spans, vLLM's
+//     Mastra's completion start time minus the span start (none, and nothing malformed, when it
+//     is before the start: an earlier step's); OpenInference's first-token event minus the span
+//     start; on SERVER spans, vLLM's
 //     gen_ai.latency.time_to_first_token (s). A value that is not finite, is negative or exceeds
 //     the span's duration is malformed: no time to first chunk, and no later source is tried.
 //     A span whose request says it was not streamed (gen_ai.request.stream, else the other flags
@@ -191,6 +195,11 @@ func (d *Decoder) modelCall(c *Call) bool {
 		return true
 	}
 	if op := fs.str(fOperation); op != "" {
+		// Mastra writes an operation on every span, its span type where no convention's fits
+		// (model_generation, model_chunk, ...): only the provider request's counts.
+		if fs.present(fMastraType) && !slices.Contains(itlconv.MastraModelCallOperations, op) {
+			return false
+		}
 		return !slices.Contains(d.excluded, op)
 	}
 	if op := fs.str(fVercelOperation); strings.HasSuffix(op, itlconv.VercelStreamSuffix) || strings.HasSuffix(op, itlconv.VercelGenerateSuffix) {
@@ -294,6 +303,23 @@ func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 		}
 		secs, why := sinceStart(t, c.Start, c.End)
 		return secs, itlconv.LangfuseCompletionStartTimeKey, why
+	}
+	if v, ok := fs.get(fMastraStart); ok {
+		if v.Type() != pcommon.ValueTypeStr {
+			return 0, itlconv.MastraCompletionStartTimeKey, ReasonTTFTNotNumber
+		}
+		t, ok := parseTime(v.Str())
+		if !ok {
+			return 0, itlconv.MastraCompletionStartTimeKey, ReasonTTFTBadTime
+		}
+		if uint64(t) < uint64(c.Start) {
+			// An earlier step's first chunk: Mastra takes the time once per generation and writes
+			// it on every step's model call. No time to first chunk for this one, and nothing
+			// malformed about it.
+			return 0, "", ReasonNone
+		}
+		secs, why := sinceStart(t, c.Start, c.End)
+		return secs, itlconv.MastraCompletionStartTimeKey, why
 	}
 	if c.firstToken >= 0 {
 		secs, why := sinceStart(int64(span.Events().At(c.firstToken).Timestamp()), c.Start, c.End)

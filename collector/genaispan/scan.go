@@ -52,6 +52,8 @@ const (
 	fIsStream
 	fIsStreaming
 	fLLMIsStreaming
+	fMastraType
+	fMastraStart
 	// Not read by the reader itself: the itl_metrics connector's default dimensions that a span
 	// carries (service.name only when an instrumentation puts it on the span), which it then
 	// takes from Decoder.Attr instead of searching the attributes for them again.
@@ -157,6 +159,8 @@ var keyOf = [numFields]string{
 	fIsStream:         itlconv.RequestIsStreamKey,
 	fIsStreaming:      itlconv.IsStreamingKey,
 	fLLMIsStreaming:   itlconv.LLMIsStreamingKey,
+	fMastraType:       itlconv.MastraSpanTypeKey,
+	fMastraStart:      itlconv.MastraCompletionStartTimeKey,
 	fServerAddress:    string(semconv.ServerAddressKey),
 	fServiceName:      string(semconv.ServiceNameKey),
 }

@@ -336,4 +336,10 @@ var Captured = map[string]CapturedRead{
 		"any timing: it writes the conventions' model, provider (gen_ai.system) and usage only", 0},
 	"otel-openai-nousage": {"openai", 1, "", "", -1,
 		"any timing, and usage when the request asks for no usage chunk (stream_options.include_usage)", 0},
+	"mastra-chat": {"openai", 1, "mastra.completion_start_time", "first_chunk", 20,
+		"per-gap ITL; with core and observability that predate MODEL_INFERENCE, one model call per generation, not per request", 0},
+	// Step 2's completion start time is step 1's first chunk, before its span starts: no TTFT,
+	// and not malformed.
+	"mastra-agent": {"openai", 2, "mastra.completion_start_time", "first_chunk", 24,
+		"per-gap ITL; a TTFT for any step but the first (its completion start time is the first step's)", 1},
 }
