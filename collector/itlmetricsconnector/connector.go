@@ -350,7 +350,7 @@ func (c *itlMetrics) read(ctx context.Context, b *batch, span ptrace.Span, res p
 	if !call.ModelCall {
 		return false
 	}
-	if c.dedup != nil && c.dedup.seen(span.TraceID(), span.SpanID()) {
+	if c.dedup != nil && c.dedup.seen(span.TraceID(), span.SpanID(), call.Server) {
 		b.dups++
 		return false
 	}

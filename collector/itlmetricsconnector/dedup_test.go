@@ -128,6 +128,47 @@ func TestDeduplicateWithinARequest(t *testing.T) {
 	}
 }
 
+// TestDeduplicateTellsSidesAndTracesApart: a SERVER span with the trace and span ID of a CLIENT span
+// is another span, as Zipkin's shared spans are (B3 gives the server the client's span ID, and a
+// Zipkin receiver in front keeps it): the connector counts the server's view apart from the
+// client's, so both count, and so does a span whose span ID only is another's, in another trace.
+// A retry of all three is skipped.
+func TestDeduplicateTellsSidesAndTracesApart(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, withDedup(1000), sink)
+	request := func() ptrace.Traces {
+		td := ptrace.NewTraces()
+		idSpan(td, "m", 1)
+		idSpan(td, "m", 1).SetKind(ptrace.SpanKindServer)
+		s := idSpan(td, "m", 1)
+		tid := s.TraceID()
+		tid[1] = 1
+		s.SetTraceID(tid)
+		return td
+	}
+	for range 2 {
+		if err := c.ConsumeTraces(context.Background(), request()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := flushed(t, c, sink)
+	for name, want := range map[string]uint64{
+		itlconv.TimeToFirstChunk.Name: 2, itlconv.Duration.Name: 2,
+		itlconv.ServerTimeToFirstToken.Name: 1, itlconv.ServerRequestDuration.Name: 1,
+	} {
+		var n uint64
+		if dp, ok := histPoints(md, name)[dpKey{model: "m"}]; ok {
+			n = dp.Count()
+		}
+		if n != want {
+			t.Errorf("%s: count %d, want %d", name, n, want)
+		}
+	}
+	if got := ownTelemetry(t, c, "otelcol_connector_itl_metrics_spans_deduplicated"); got[""] != 3 {
+		t.Errorf("spans deduplicated %v, want 3: the retry of each", got)
+	}
+}
+
 // TestDeduplicateRemembersOnlyModelCalls: spans the connector does not count take no room, so that
 // agent and tool spans cannot push a model call out before its retry.
 func TestDeduplicateRemembersOnlyModelCalls(t *testing.T) {
@@ -154,12 +195,12 @@ func TestDeduplicateRemembersOnlyModelCalls(t *testing.T) {
 // keeps coming back stays remembered.
 func TestDeduplicateBound(t *testing.T) {
 	const n = 20
-	key := func(i int) (pcommon.TraceID, pcommon.SpanID) {
+	seen := func(d *dedup, i int) bool { // a CLIENT span with IDs made from i
 		var tid pcommon.TraceID
 		var sid pcommon.SpanID
 		binary.BigEndian.PutUint64(tid[:], uint64(i)+1)
 		binary.BigEndian.PutUint64(sid[:], uint64(i)+1)
-		return tid, sid
+		return d.seen(tid, sid, false)
 	}
 	for before := range n + 1 { // where the span falls in its generation
 		for between := range 2 * n {
@@ -167,18 +208,18 @@ func TestDeduplicateBound(t *testing.T) {
 			next := 1000
 			add := func(k int) {
 				for range k {
-					if d.seen(key(next)) {
+					if seen(d, next) {
 						t.Fatalf("a new span %d taken for a duplicate", next)
 					}
 					next++
 				}
 			}
 			add(before)
-			if d.seen(key(0)) {
+			if seen(d, 0) {
 				t.Fatal("the span taken for a duplicate at its first coming")
 			}
 			add(between)
-			dup := d.seen(key(0))
+			dup := seen(d, 0)
 			if between < n/2 && !dup {
 				t.Errorf("%d spans before it, resent after %d others (fewer than %d): counted again", before, between, n/2)
 			}
@@ -188,12 +229,12 @@ func TestDeduplicateBound(t *testing.T) {
 		}
 	}
 	d := newDedup(n)
-	d.seen(key(0))
+	seen(d, 0)
 	for i := range 10 * n {
-		if i%(n/2-1) == 0 && !d.seen(key(0)) {
+		if i%(n/2-1) == 0 && !seen(d, 0) {
 			t.Fatalf("a span resent every %d spans was forgotten after %d", n/2-1, i)
 		}
-		d.seen(key(i + 1))
+		seen(d, i+1)
 	}
 }
 
@@ -242,7 +283,7 @@ func dedupHeap(tb testing.TB, n int) (at2n, at10n float64) {
 	for i := range 10 * n {
 		binary.BigEndian.PutUint64(tid[8:], uint64(i))
 		binary.BigEndian.PutUint64(sid[:], uint64(i)+1)
-		if d.seen(tid, sid) {
+		if d.seen(tid, sid, false) {
 			tb.Fatalf("span %d taken for a duplicate", i)
 		}
 		if i == 2*n-1 || i == 10*n-1 {
