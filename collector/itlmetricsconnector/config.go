@@ -304,14 +304,15 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d is negative; set 0 (the default) to count every span each time it comes, or the number of recent spans to remember, such as 100000", m))
 	} else if m > maxDedupSpans {
 		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d would hold up to %s of span IDs (%d bytes a span); at most %d (%s), and 100000 covers the retries of a client's queue many times over",
-			m, mebibytes(m*dedupBytesPerSpan), dedupBytesPerSpan, maxDedupSpans, mebibytes(maxDedupSpans*dedupBytesPerSpan)))
+			m, mebibytes(float64(m)*dedupBytesPerSpan), dedupBytesPerSpan, maxDedupSpans, mebibytes(maxDedupSpans*dedupBytesPerSpan)))
 	}
 	errs = append(errs, c.Config.Check())
 	return errors.Join(errs...)
 }
 
-// mebibytes writes a size in bytes as MiB.
-func mebibytes(n int) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
+// mebibytes writes a size in bytes as MiB. The size is a float64: the product of a max_spans near
+// the largest int and the bytes a span wraps around as an int.
+func mebibytes(n float64) string { return fmt.Sprintf("%.0f MiB", n/(1<<20)) }
 
 func (c *Config) dimensionNames() []string {
 	var names []string

@@ -84,6 +84,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "deduplicate"), want: def(func(c *Config) { c.Deduplicate.MaxSpans = 100_000 })},
 		{id: component.NewIDWithName(Type, "dedup_negative"), wantErr: "deduplicate.max_spans: -1 is negative; set 0 (the default) to count every span each time it comes, or the number of recent spans to remember, such as 100000"},
 		{id: component.NewIDWithName(Type, "dedup_huge"), wantErr: "deduplicate.max_spans: 20000000 would hold up to 1221 MiB of span IDs (64 bytes a span); at most 10000000 (610 MiB), and 100000 covers the retries of a client's queue many times over"},
+		// 64 bytes a span of that many is 2^49 MiB, where the product wrapped around and said -0 MiB.
+		{id: component.NewIDWithName(Type, "dedup_maxint"), wantErr: "deduplicate.max_spans: 9223372036854775807 would hold up to 562949953421312 MiB of span IDs (64 bytes a span); at most 10000000 (610 MiB), and 100000 covers the retries of a client's queue many times over"},
 		{id: component.NewIDWithName(Type, "dedup_fraction"), wantUnmarshalErr: "deduplicate.max_spans: 1000.5 is not a whole number; write a whole number, such as 1001"},
 		{id: component.NewIDWithName(Type, "dedup_flat"), wantUnmarshalErr: "dedup_max_spans: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, deduplicate,"},
 		{id: component.NewIDWithName(Type, "dedup_true"), wantUnmarshalErr: "deduplicate: true is not a section; write its settings under it, such as deduplicate: {max_spans: 100000}"},
