@@ -77,7 +77,7 @@ func TestDeduplicateCountsARetryOnce(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		maxSpans, want int
-	}{{0, 2}, {1000, 1}} {
+	}{{0, 2}, {1024, 1}} {
 		t.Run(fmt.Sprint("max_spans=", tc.maxSpans), func(t *testing.T) {
 			sink := new(consumertest.MetricsSink)
 			c := newTestConnector(t, withDedup(tc.maxSpans), sink)
@@ -110,7 +110,7 @@ func TestDeduplicateCountsARetryOnce(t *testing.T) {
 // IDs, which nothing tells apart, count every time.
 func TestDeduplicateWithinARequest(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, withDedup(1000), sink)
+	c := newTestConnector(t, withDedup(1024), sink)
 	td := ptrace.NewTraces()
 	for range 3 {
 		idSpan(td, "same", 7)
@@ -135,7 +135,7 @@ func TestDeduplicateWithinARequest(t *testing.T) {
 // A retry of all three is skipped.
 func TestDeduplicateTellsSidesAndTracesApart(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, withDedup(1000), sink)
+	c := newTestConnector(t, withDedup(1024), sink)
 	request := func() ptrace.Traces {
 		td := ptrace.NewTraces()
 		idSpan(td, "m", 1)
@@ -173,11 +173,11 @@ func TestDeduplicateTellsSidesAndTracesApart(t *testing.T) {
 // agent and tool spans cannot push a model call out before its retry.
 func TestDeduplicateRemembersOnlyModelCalls(t *testing.T) {
 	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, withDedup(4), sink) // remembers while fewer than 2 other spans come
+	c := newTestConnector(t, withDedup(1024), sink) // remembers while fewer than 512 other spans come
 	first := ptrace.NewTraces()
 	idSpan(first, "m", 1)
 	others := ptrace.NewTraces()
-	for i := range 100 {
+	for i := range 2000 {
 		plainSpan(others, 100+i).Attributes().PutStr("gen_ai.operation.name", "execute_tool")
 	}
 	for _, td := range []ptrace.Traces{first, others, first} {
@@ -186,7 +186,7 @@ func TestDeduplicateRemembersOnlyModelCalls(t *testing.T) {
 		}
 	}
 	if n := histPoints(flushed(t, c, sink), itlconv.TimeToFirstChunk.Name)[dpKey{model: "m"}].Count(); n != 1 {
-		t.Errorf("a model call resent after 100 tool spans: %d observations, want 1", n)
+		t.Errorf("a model call resent after 2000 tool spans: %d observations, want 1", n)
 	}
 }
 
