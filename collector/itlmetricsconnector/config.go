@@ -176,7 +176,20 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := bareSections(conf); err != nil {
 		return err
 	}
+	if err := emptyDeduplicate(conf); err != nil {
+		return err
+	}
 	return confcheck.Unmarshal(conf, c)
+}
+
+// emptyDeduplicate refuses a deduplicate section that sets nothing (deduplicate: {}, or the key
+// alone): written to turn deduplication on, it would leave max_spans at 0, off, without a word.
+func emptyDeduplicate(conf *confmap.Conf) error {
+	v, ok := conf.ToStringMap()["deduplicate"]
+	if m, isMap := v.(map[string]any); !ok || (isMap && len(m) > 0) || (!isMap && v != nil) {
+		return nil
+	}
+	return fmt.Errorf("deduplicate: the section sets no max_spans, so every span would count each time it comes, as without it; set it, such as %s, or leave the section out", sectionExample("deduplicate"))
 }
 
 // sectionExamples are the settings that are sections of their own, by their dotted names, each
