@@ -127,7 +127,8 @@ func Units(conf *confmap.Conf, keys ...string) error {
 var durationSyntax = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // Whole refuses a number with a fraction for a setting that counts: the decoder would cut
-// "max_chunks: 1.5" to 1 without a word, a setting nobody wrote. conf is a component's
+// "max_chunks: 1.5" to 1 without a word, a setting nobody wrote. It names the value and the fix of
+// a count given as text, true or false, a list or a map, too. conf is a component's
 // configuration before it is decoded; keys are its whole-number keys ("a::b" for nested ones).
 func Whole(conf *confmap.Conf, keys ...string) error {
 	for _, k := range keys {
@@ -150,6 +151,14 @@ func Whole(conf *confmap.Conf, keys ...string) error {
 				return fmt.Errorf("%s: %q is in quotes; write the number without them, as %s", show, v, n)
 			}
 			return fmt.Errorf("%s: %q is not a number; write a whole number, without quotes", show, v)
+		// Not a number at all, which the decoder refused in Go's words: "expected type 'int', got
+		// unconvertible type 'bool'".
+		case bool:
+			return fmt.Errorf("%s: %v is not a number; write a whole number", show, v)
+		case []any:
+			return fmt.Errorf("%s: %v is not a number; write one whole number, not a list", show, v)
+		case map[string]any:
+			return fmt.Errorf("%s: %v is not a number; write one whole number, not a section", show, v)
 		default:
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 
 // TestWhole: a count given as text says what to write: without quotes, without the separators of
 // prose, or a number at all; the decoder said "expected type 'int', got unconvertible type
-// 'string'" of the last two.
+// 'string'" of the last two. So does a count given as true or false, a list or a map.
 func TestWhole(t *testing.T) {
 	for _, c := range []struct {
 		v    any
@@ -27,6 +27,10 @@ func TestWhole(t *testing.T) {
 		{2.5, `n: 2.5 is not a whole number; write a whole number, such as 3`},
 		{1e20, `n: 1e+20 is far beyond any value the setting takes`},
 		{nil, ""},
+		// Not a number at all: the decoder said "expected type 'int', got unconvertible type 'bool'".
+		{true, `n: true is not a number; write a whole number`},
+		{[]any{100}, `n: [100] is not a number; write one whole number, not a list`},
+		{map[string]any{"max": 100}, `n: map[max:100] is not a number; write one whole number, not a section`},
 	} {
 		err := Whole(confmap.NewFromStringMap(map[string]any{"n": c.v}), "n")
 		switch {

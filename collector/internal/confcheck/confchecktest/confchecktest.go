@@ -16,7 +16,7 @@ import (
 )
 
 // EveryCountAndDuration unmarshals, onto a default configuration from newConfig, every setting of
-// an integer type with a fraction, every duration without its unit, as text that is no duration
+// an integer type with a fraction, as true and as a list, every duration without its unit, as text that is no duration
 // and empty, and every boolean as text, a number and empty, each of which must be refused naming
 // the setting; and every duration as 0, which needs no unit.
 func EveryCountAndDuration(t *testing.T, newConfig func() any) {
@@ -40,6 +40,15 @@ func EveryCountAndDuration(t *testing.T, newConfig func() any) {
 		want := confcheck.Name(k) + ": 2.5 is not a whole number"
 		if err := unmarshal(k, 2.5); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: 2.5 gave %v, want an error with %q", k, err, want)
+		}
+		for v, want := range map[string]string{"true": ": true is not a number", "[]": ": [1] is not a number"} {
+			var value any = true
+			if v == "[]" {
+				value = []any{1}
+			}
+			if err := unmarshal(k, value); err == nil || !strings.Contains(err.Error(), confcheck.Name(k)+want) {
+				t.Errorf("%s: %s gave %v, want an error with %q", k, v, err, confcheck.Name(k)+want)
+			}
 		}
 	}
 	for _, k := range durations {
