@@ -182,12 +182,22 @@ func (c *Config) Unmarshal(conf *confmap.Conf) error {
 	return confcheck.Unmarshal(conf, c)
 }
 
-// emptyDeduplicate refuses a deduplicate section that sets nothing (deduplicate: {}, or the key
-// alone): written to turn deduplication on, it would leave max_spans at 0, off, without a word.
+// emptyDeduplicate refuses a deduplicate section that sets nothing (deduplicate: {}, the key
+// alone, or max_spans without a value): written to turn deduplication on, it would leave max_spans
+// at 0, off, without a word.
 func emptyDeduplicate(conf *confmap.Conf) error {
 	v, ok := conf.ToStringMap()["deduplicate"]
-	if m, isMap := v.(map[string]any); !ok || (isMap && len(m) > 0) || (!isMap && v != nil) {
+	if !ok {
 		return nil
+	}
+	switch v := v.(type) {
+	case nil:
+	case map[string]any:
+		if n, set := v["max_spans"]; len(v) > 1 || (len(v) == 1 && (!set || n != nil)) {
+			return nil // set, or another key, which the decoder names
+		}
+	default:
+		return nil // bareSections names it
 	}
 	return fmt.Errorf("deduplicate: the section sets no max_spans, so every span would count each time it comes, as without it; set it, such as %s, or leave the section out", sectionExample("deduplicate"))
 }
