@@ -14,8 +14,10 @@ import (
 // It holds two generations of IDs, each of at most half of max_spans: the current one, which takes
 // each new span, and the previous one. When the current one is full it becomes the previous one and
 // the previous one, emptied, the current one (its map keeps its room, so that memory stays where it
-// was). A span is thus remembered while fewer than max_spans/2 other spans are counted after it,
-// and forgotten once max_spans have been; memory never holds more than max_spans IDs.
+// was). A span is thus remembered while fewer than max_spans/2 other spans come after it, and
+// forgotten once max_spans have; a span found in the previous generation takes a place in the
+// current one as a new one does, so it counts among the others. Memory never holds more than
+// max_spans IDs.
 type dedup struct {
 	mu        sync.Mutex
 	half      int
