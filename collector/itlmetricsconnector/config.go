@@ -87,7 +87,7 @@ type ExemplarsConfig struct {
 // (trace ID and span ID) that arrives again, as a client's retry sends it, is skipped.
 type DeduplicateConfig struct {
 	// MaxSpans bounds the spans remembered, and so the memory: a span is remembered while fewer
-	// than MaxSpans/2 other distinct spans have come after it (new ones, or ones sent again from
+	// than MaxSpans/2 (rounded down) other distinct spans have come after it (new ones, or ones sent again from
 	// further back, which are remembered anew), and at most until MaxSpans have.
 	// 0, the default, remembers none and counts every span each time it arrives; otherwise 1024
 	// (twice an OTel SDK's largest request) to 10,000,000.
