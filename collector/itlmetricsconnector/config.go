@@ -90,7 +90,7 @@ type DeduplicateConfig struct {
 	// than MaxSpans/2 (rounded down) other distinct spans have come after it (new ones, or ones sent again from
 	// further back, which are remembered anew), and at most until MaxSpans have.
 	// 0, the default, remembers none and counts every span each time it arrives; otherwise 1024
-	// (twice an OTel SDK's largest request) to 10,000,000.
+	// (twice the largest request of an OTel SDK by default) to 10,000,000.
 	MaxSpans int `mapstructure:"max_spans"`
 
 	// prevent unkeyed literal initialization
@@ -164,7 +164,7 @@ const (
 	maxExpiration       = 24 * time.Hour
 	maxCardinalityLimit = 1_000_000
 	maxExemplars        = 100
-	minDedupSpans       = 1024 // twice the 512 spans an OTel SDK sends a request at most
+	minDedupSpans       = 1024 // twice the 512 spans an OTel SDK sends a request at most by default
 	maxDedupSpans       = 10_000_000
 )
 
@@ -330,7 +330,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d is negative; set 0 (the default) to count every span each time it comes, or the number of recent spans to remember, such as 100000", m))
 	} else if m > 0 && m < minDedupSpans {
 		// Read as a number of attempts, max_spans: 3 would remember the last model call alone.
-		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d is too few to catch a retry: a span is remembered while fewer than max_spans/2 model calls come after it, and an OTel SDK sends up to 512 spans a request, so below %d a request's own model calls can push its first ones out before it comes again; set at least %d, such as 100000, or 0 (the default) to count every span each time it comes",
+		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d is too few to catch a retry: a span is remembered while fewer than max_spans/2 model calls come after it, and an OTel SDK sends up to 512 spans a request by default, so below %d a request's own model calls can push its first ones out before it comes again; set at least %d, such as 100000, or 0 (the default) to count every span each time it comes",
 			m, minDedupSpans, minDedupSpans))
 	} else if m > maxDedupSpans {
 		errs = append(errs, fmt.Errorf("deduplicate.max_spans: %d would hold up to %s of span IDs (%d bytes a span); at most %d (%s), and 100000 covers the retries of a client's queue many times over",
