@@ -1,20 +1,21 @@
 // otel-openai: the official OpenTelemetry JS OpenAI instrumentation
 // (@opentelemetry/instrumentation-openai, opentelemetry-js-contrib), registered before openai is
-// required, around a streamed Chat Completions call of the openai package with stream_options.include_usage.
+// required, around a streamed Chat Completions call of the openai package with
+// stream_options.include_usage; run as otel-openai-nousage (otel-openai-nousage.cjs), without it.
 // It needs @opentelemetry/api 1.10 (the tree pins 1.9.1), so it lives in the npm workspace
 // otel-contrib/ with a tree of its own (see README.md, Package versions).
 const common = require('../lib/common.cjs');
 const { captureChat, CHAT_NOTES } = require('../lib/openai-chat.cjs');
 
-const scenario = 'otel-openai';
-const model = 'cap-otel-openai';
+const scenario = process.env.CAPTURE_SCENARIO || 'otel-openai';
+const model = `cap-${scenario}`;
 // The installed version in the workspace's own tree.
 function contribVersion(name) {
   const path = require('node:path');
   return require(path.join(__dirname, '..', 'otel-contrib', 'node_modules', name, 'package.json')).version;
 }
 
-const includeUsage = true;
+const includeUsage = scenario !== 'otel-openai-nousage';
 
 async function main() {
   const { provider, exporter } = common.setupTracing(scenario);
