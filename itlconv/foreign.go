@@ -149,6 +149,19 @@ const (
 )
 
 // DefaultExcludedOperations are the gen_ai.operation.name values of spans that are not model calls:
-// agents, their steps and the tools they run. They wrap model calls and often repeat their token
-// usage, so they add no duration, no tokens and no time to first chunk.
-var DefaultExcludedOperations = []string{"invoke_agent", "invoke_workflow", "create_agent", VercelAgentStepOperation, "execute_tool"}
+// agents, their steps and the tools they run, which wrap model calls and often repeat their token
+// usage; and the conventions' operations that stand for no request to a model
+// (open-telemetry/semantic-conventions-genai, model/gen-ai/spans.yaml and the operation list of
+// docs/gen-ai/client-inference.md): "plan", an "agent planning or task decomposition phase" whose
+// "LLM call that generates the plan SHOULD be a child of the plan span"; "retrieval", a request
+// "that retrieves relevant information or context from a vector database or search system";
+// "fetch_response", which fetches "a previously generated model response by its identifier,
+// without performing inference"; and the memory operations of gen_ai.memory.client, "calls to
+// memory systems". They add no duration, no tokens and no time to first chunk. The inference
+// operations (chat, text_completion, generate_content) and embeddings count.
+var DefaultExcludedOperations = []string{
+	"invoke_agent", "invoke_workflow", "create_agent", VercelAgentStepOperation, "execute_tool",
+	"plan", "retrieval", "fetch_response",
+	"create_memory_store", "delete_memory_store", "create_memory", "update_memory", "upsert_memory",
+	"search_memory", "delete_memory",
+}

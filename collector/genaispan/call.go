@@ -84,8 +84,9 @@ func (c *Call) reject(why Reason) {
 // instrumentations' timing"):
 //
 //   - A model call is a span with gen_ai.operation.name other than the configured
-//     excluded_operations (agents, agent steps, tools); a Vercel AI SDK span whose ai.operationId
-//     ends in .doStream or .doGenerate; an OpenInference span of kind LLM; a Langfuse generation;
+//     excluded_operations (agents, agent steps, tools, plans, retrievals, memory calls); a Vercel
+//     AI SDK span whose ai.operationId ends in .doStream or .doGenerate; an OpenInference span of
+//     kind LLM; a Langfuse generation;
 //     a span of the legacy conventions (gen_ai.system, OpenLLMetry's llm.request.type) or of vLLM's
 //     request tracing; or a span with a timeline. A Mastra span (mastra.span.type) counts only
 //     under the operations of itlconv.MastraModelCallOperations: Mastra writes its span type as

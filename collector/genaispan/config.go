@@ -23,8 +23,9 @@ type Config struct {
 	// unbounded time or memory.
 	MaxChunks int `mapstructure:"max_chunks"`
 	// ExcludedOperations are the gen_ai.operation.name values of spans that are not model calls
-	// (agents, agent steps, tools): they wrap model calls and often repeat their usage, so they add
-	// no duration, no tokens and no time to first chunk.
+	// (agents, agent steps, tools, which wrap model calls and often repeat their usage; plans,
+	// retrievals, memory calls: itlconv.DefaultExcludedOperations), so they add no duration, no
+	// tokens and no time to first chunk.
 	ExcludedOperations []string `mapstructure:"excluded_operations"`
 
 	// prevent unkeyed literal initialization
