@@ -138,6 +138,32 @@ const (
 // request to a model (see MastraSpanTypeKey).
 var MastraModelCallOperations = []string{"chat", "embeddings"}
 
+// Strands Agents (strands-agents/sdk-typescript, npm @strands-agents/sdk; 1.19.0 read in
+// dist/src/telemetry/tracer.js, class Tracer). Every span it starts gets gen_ai.event.start_time
+// (_startSpan: new Date().toISOString()), and gen_ai.event.end_time when it ends; the Python SDK
+// (strands-agents/sdk-python, src/strands/telemetry/tracer.py _start_span) writes the same key.
+// gen_ai.operation.name is "chat" on the span of one provider request (startModelInvokeSpan,
+// INTERNAL, named "chat"; a memory extractor's model call gets one too), invoke_agent,
+// execute_tool, invoke_graph or invoke_swarm (startMultiAgentSpan: `invoke_${orchestratorType}`)
+// and execute_node (startNodeSpan) above it, these two with the usage of the calls below them,
+// and memory.search, memory.add, memory.inject, memory.extract on memory spans; the agent loop's
+// execute_agent_loop_cycle spans have none. So a span with gen_ai.event.start_time is a model
+// call only under the operations of StrandsModelCallOperations.
+//
+// Its gen_ai.system (gen_ai.provider.name with OTEL_SEMCONV_STABILITY_OPT_IN=
+// gen_ai_latest_experimental) is getServiceName(), OTEL_SERVICE_NAME or "strands-agents": the
+// service, not the provider, so it is not read as the provider. The chat span may carry
+// gen_ai.server.request.duration, the provider's metrics.latencyMs in MILLISECONDS
+// (_setMetricsAttributes; only Bedrock's ConverseStream reports it, the OpenAI model does not),
+// where the conventions' metric of that name is in seconds: it is not read. Strands writes no
+// time to first chunk on a span; it records Bedrock's timeToFirstByteMs / 1000 as the metric
+// gen_ai.server.time_to_first_token (telemetry/meter.js) only.
+const StrandsStartTimeKey = "gen_ai.event.start_time"
+
+// StrandsModelCallOperations are the gen_ai.operation.name values of Strands spans that stand for
+// a request to a model (see StrandsStartTimeKey).
+var StrandsModelCallOperations = []string{"chat"}
+
 // vLLM's request tracing (--otlp-traces-endpoint): one SERVER span "llm_request" per finished
 // request (V1 engine: vllm/v1/engine/output_processor.py OutputProcessor.do_tracing; V0:
 // vllm/engine/llm_engine.py create_trace_span), with latencies in seconds and no

@@ -86,13 +86,15 @@ func (c *Call) reject(why Reason) {
 //   - A model call is a span with gen_ai.operation.name other than the configured
 //     excluded_operations (agents, agent steps, tools, plans, retrievals, memory calls); a Vercel
 //     AI SDK span whose ai.operationId ends in .doStream or .doGenerate; an OpenInference span of
-//     kind LLM; a Langfuse generation;
-//     a span of the legacy conventions (gen_ai.system, OpenLLMetry's llm.request.type) or of vLLM's
-//     request tracing; or a span with a timeline. A Mastra span (mastra.span.type) counts only
-//     under the operations of itlconv.MastraModelCallOperations: Mastra writes its span type as
-//     the operation of every other span (model_generation, model_chunk, ...). A span without a timeline that answered with a
-//     redirect (http.response.status_code 3xx) is a hop of a request sent again elsewhere, and no
-//     model call.
+//     kind LLM; a Langfuse generation; a span of the legacy conventions (gen_ai.system,
+//     OpenLLMetry's llm.request.type) or of vLLM's request tracing; or a span with a timeline. A
+//     Mastra span (mastra.span.type) counts only under the operations of
+//     itlconv.MastraModelCallOperations: Mastra writes its span type as the operation of every
+//     other span (model_generation, model_chunk, ...). A Strands span (gen_ai.event.start_time)
+//     counts only under itlconv.StrandsModelCallOperations (chat), not its graph, node or memory
+//     spans; its gen_ai.system is Strands' service name, so it has no provider. A span without a
+//     timeline that answered with a redirect (http.response.status_code 3xx) is a hop of a
+//     request sent again elsewhere, and no model call.
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
@@ -201,6 +203,11 @@ func (d *Decoder) modelCall(c *Call) bool {
 		if fs.present(fMastraType) && !slices.Contains(itlconv.MastraModelCallOperations, op) {
 			return false
 		}
+		// Strands writes one on its graph, node and memory spans too (invoke_graph, execute_node,
+		// memory.search, ...): only the provider request's (chat) counts.
+		if fs.present(fStrandsStart) && !slices.Contains(itlconv.StrandsModelCallOperations, op) {
+			return false
+		}
 		return !slices.Contains(d.excluded, op)
 	}
 	if op := fs.str(fVercelOperation); strings.HasSuffix(op, itlconv.VercelStreamSuffix) || strings.HasSuffix(op, itlconv.VercelGenerateSuffix) {
@@ -235,6 +242,11 @@ func (d *Decoder) operation(c *Call) string {
 
 func (d *Decoder) provider() string {
 	fs := &d.fields
+	if fs.present(fStrandsStart) {
+		// Strands writes its service name as gen_ai.system (or gen_ai.provider.name), not the
+		// provider's: it names none.
+		return ""
+	}
 	for _, f := range [...]field{fProvider, fSystem, fVercelProvider, fOIProvider, fOISystem} {
 		if s := fs.str(f); s != "" {
 			return s

@@ -54,6 +54,7 @@ const (
 	fLLMIsStreaming
 	fMastraType
 	fMastraStart
+	fStrandsStart
 	// Not read by the reader itself: the itl_metrics connector's default dimensions that a span
 	// carries (service.name only when an instrumentation puts it on the span), which it then
 	// takes from Decoder.Attr instead of searching the attributes for them again.
@@ -161,6 +162,7 @@ var keyOf = [numFields]string{
 	fLLMIsStreaming:   itlconv.LLMIsStreamingKey,
 	fMastraType:       itlconv.MastraSpanTypeKey,
 	fMastraStart:      itlconv.MastraCompletionStartTimeKey,
+	fStrandsStart:     itlconv.StrandsStartTimeKey,
 	fServerAddress:    string(semconv.ServerAddressKey),
 	fServiceName:      string(semconv.ServiceNameKey),
 }

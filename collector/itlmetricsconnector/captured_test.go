@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
@@ -34,12 +35,28 @@ func TestCaptured(t *testing.T) {
 	tok := histPoints(md, itlconv.TokenUsage.Name)
 	stalls := sumPoints(md, itlconv.Stalls.Name, "")
 	timing := sumPoints(md, itlconv.Generations.Name, itlconv.TimingKey)
+	// Every duration observation is a scenario's model call: none under another model (a wrapper
+	// span that names none, such as Strands' invoke_graph and node spans).
+	var all, wantAll uint64
+	forMetric(md, itlconv.Duration.Name, func(m pmetric.Metric) {
+		for i := range m.Histogram().DataPoints().Len() {
+			all += m.Histogram().DataPoints().At(i).Count()
+		}
+	})
+	for name := range cases {
+		wantAll += uint64(golden.Captured[name].ModelCalls)
+	}
+	if all != wantAll {
+		t.Errorf("%d duration observations in all, want %d, one per model call of the scenarios", all, wantAll)
+	}
 	for name, cc := range cases {
 		want := golden.Captured[name]
 		m := cc.Truth.Model
 		t.Run(name, func(t *testing.T) {
 			if dp, ok := dur[dpKey{model: m}]; !ok || dp.Count() != uint64(want.ModelCalls) {
 				t.Errorf("%d duration observations, want one per model call: %d", count(dp, ok), want.ModelCalls)
+			} else if p := str(dp.Attributes(), "gen_ai.provider.name"); p != want.Provider {
+				t.Errorf("provider %q, want %q", p, want.Provider)
 			}
 			wantTTFT := 0
 			if want.TTFTSource != "" {

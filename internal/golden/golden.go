@@ -342,4 +342,13 @@ var Captured = map[string]CapturedRead{
 	// and not malformed.
 	"mastra-agent": {"openai", 2, "mastra.completion_start_time", "first_chunk", 24,
 		"per-gap ITL; a TTFT for any step but the first (its completion start time is the first step's)", 1},
+	// Strands writes its service name as gen_ai.system (no provider), and no TTFT on any span:
+	// only as a metric, from Bedrock's timeToFirstByteMs.
+	"strands-chat": {"", 1, "", "", 20,
+		"any timing on a span (a TTFT only as a metric, from Bedrock), and the provider: gen_ai.system is its service name", 0},
+	"strands-agent": {"", 2, "", "", 24,
+		"any timing on a span (a TTFT only as a metric, from Bedrock), and the provider: gen_ai.system is its service name", 0},
+	// invoke_graph and the node span repeat the call's usage: one model call, 20 tokens.
+	"strands-graph": {"", 1, "", "", 20,
+		"any timing on a span (a TTFT only as a metric, from Bedrock), and the provider: gen_ai.system is its service name", 0},
 }
