@@ -174,6 +174,29 @@ const (
 	VLLMTimeInQueueKey      = "gen_ai.latency.time_in_queue"
 )
 
+// LiteLLM (BerriAI/litellm, Python SDK and proxy) with its otel callback: litellm/integrations/
+// opentelemetry.py (read at 00145a6c9181a61fd7fda687b42fdefd301d219a) writes each call once it has
+// finished, from its logging payload. The span that carries the call is litellm_request (INTERNAL,
+// _start_primary_span) when there is no parent span or USE_OTEL_LITELLM_REQUEST_SPAN=true; through
+// the proxy without that variable (the default since v1.81.0) it is the proxy's own "Received
+// Proxy Server Request" (SERVER, create_litellm_proxy_request_started_span), onto which
+// _handle_success writes set_attributes; with an application's span active, that span. Its child
+// raw_gen_ai_request (_maybe_log_raw_request, with message logging on) carries only
+// llm.<provider>.<key> names: no model call. So one call, one span with gen_ai.system (or
+// gen_ai.provider.name under OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental).
+//
+// set_attributes writes the call type ("acompletion" for every proxy request, "aembedding", ...)
+// as llm.request.type and, for any call type but "completion" (written "chat"), as
+// gen_ai.operation.name too; a span whose operation equals its llm.request.type is read with
+// LiteLLM's own mapping to the conventions' operations, LiteLLMOperation. No span carries a time
+// to first token: completion_start_time goes only to the metric
+// gen_ai.client.response.time_to_first_token (_record_time_to_first_token_metric).
+const (
+	LiteLLMRequestSpanName    = "litellm_request"
+	LiteLLMRawRequestSpanName = "raw_gen_ai_request"
+	LiteLLMProxySpanName      = "Received Proxy Server Request"
+)
+
 // DefaultExcludedOperations are the gen_ai.operation.name values of spans that are not model calls:
 // agents, their steps and the tools they run, which wrap model calls and often repeat their token
 // usage; and the conventions' operations that stand for no request to a model

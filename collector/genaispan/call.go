@@ -94,7 +94,9 @@ func (c *Call) reject(why Reason) {
 //     counts only under itlconv.StrandsModelCallOperations (chat), not its graph, node or memory
 //     spans; its gen_ai.system is Strands' service name, so it has no provider. A span without a
 //     timeline that answered with a redirect (http.response.status_code 3xx) is a hop of a
-//     request sent again elsewhere, and no model call.
+//     request sent again elsewhere, and no model call. A span whose gen_ai.operation.name is its
+//     llm.request.type is LiteLLM's, which writes its call type under both ("acompletion"): its
+//     operation is the conventions' one LiteLLM maps it to (ownOperation).
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
@@ -197,7 +199,7 @@ func (d *Decoder) modelCall(c *Call) bool {
 	if c.HasTimeline() {
 		return true
 	}
-	if op := fs.str(fOperation); op != "" {
+	if op := d.ownOperation(); op != "" {
 		// Mastra writes an operation on every span, its span type where no convention's fits
 		// (model_generation, model_chunk, ...): only the provider request's counts.
 		if fs.present(fMastraType) && !slices.Contains(itlconv.MastraModelCallOperations, op) {
@@ -225,7 +227,7 @@ func (d *Decoder) modelCall(c *Call) bool {
 // spans do not say whether they served a chat or a completion: "".
 func (d *Decoder) operation(c *Call) string {
 	fs := &d.fields
-	if op := fs.str(fOperation); op != "" {
+	if op := d.ownOperation(); op != "" {
 		return op
 	}
 	switch fs.str(fOpenLLMetryType) {
@@ -238,6 +240,38 @@ func (d *Decoder) operation(c *Call) string {
 		return "chat"
 	}
 	return ""
+}
+
+// ownOperation is the span's gen_ai.operation.name, "" when it has none. LiteLLM's otel callback
+// writes its call type there ("acompletion" for every request through its proxy, "aembedding",
+// ...) and as llm.request.type (litellm/integrations/opentelemetry.py, set_attributes: the
+// operation is "chat" only for the call type "completion", so never "completion"): a span whose
+// two are the same, other than "completion", is LiteLLM's, and its operation is what LiteLLM's own
+// mapping to the conventions gives (liteLLMOperation), so that its model calls count, and are
+// excluded, under the conventions' names.
+func (d *Decoder) ownOperation() string {
+	fs := &d.fields
+	op := fs.str(fOperation)
+	if op != "" && op != "completion" && op == fs.str(fOpenLLMetryType) {
+		return liteLLMOperation(op)
+	}
+	return op
+}
+
+// liteLLMOperation maps a LiteLLM call type to the conventions' gen_ai.operation.name as LiteLLM
+// does under OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental
+// (litellm/integrations/opentelemetry_utils/gen_ai_semconv.py,
+// OTELGenAISemconvMixin._gen_ai_operation_name): "embedding" in it is embeddings,
+// "text_completion" is text_completion, anything else chat. "chat", OpenLLMetry's request type
+// written as both, stays chat.
+func liteLLMOperation(callType string) string {
+	switch {
+	case strings.Contains(callType, "embedding"):
+		return "embeddings"
+	case strings.Contains(callType, "text_completion"):
+		return "text_completion"
+	}
+	return "chat"
 }
 
 func (d *Decoder) provider() string {
