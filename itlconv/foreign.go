@@ -186,15 +186,21 @@ const (
 // gen_ai.provider.name under OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental).
 //
 // set_attributes writes the call type ("acompletion" for every proxy request, "aembedding", ...)
-// as llm.request.type and, for any call type but "completion" (written "chat"), as
-// gen_ai.operation.name too; a span whose operation equals its llm.request.type is read with
-// LiteLLM's own mapping to the conventions' operations, LiteLLMOperation. No span carries a time
+// as llm.request.type and, with message logging on, for any call type but "completion" (written
+// "chat") as gen_ai.operation.name too; a span whose operation equals its llm.request.type, or
+// that carries LiteLLMMarkerKey, is read with LiteLLM's own mapping of its call type to the
+// conventions' operations (OTELGenAISemconvMixin._gen_ai_operation_name). No span carries a time
 // to first token: completion_start_time goes only to the metric
 // gen_ai.client.response.time_to_first_token (_record_time_to_first_token_metric).
 const (
 	LiteLLMRequestSpanName    = "litellm_request"
 	LiteLLMRawRequestSpanName = "raw_gen_ai_request"
 	LiteLLMProxySpanName      = "Received Proxy Server Request"
+	// LiteLLMMarkerKey is on every span set_attributes writes, whatever the mode: every key of
+	// StandardLoggingMetadata is written as metadata.<key>, None as "". A span with it and
+	// llm.request.type is LiteLLM's, whose llm.request.type is its call type, not OpenLLMetry's
+	// request type ("completion" is LiteLLM's chat call).
+	LiteLLMMarkerKey = "metadata.user_api_key_hash"
 )
 
 // DefaultExcludedOperations are the gen_ai.operation.name values of spans that are not model calls:

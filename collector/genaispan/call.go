@@ -93,9 +93,10 @@ func (c *Call) reject(why Reason) {
 //     other span (model_generation, model_chunk, ...). A Strands span (gen_ai.event.start_time)
 //     counts only under itlconv.StrandsModelCallOperations (chat), not its graph, node or memory
 //     spans; its gen_ai.system is Strands' service name, so it has no provider. A span without a
-//     timeline that answered with a redirect (http.response.status_code 3xx) is a hop of a
-//     request sent again elsewhere, and no model call. A span whose gen_ai.operation.name is its
-//     llm.request.type is LiteLLM's, which writes its call type under both ("acompletion"): its
+//     timeline that answered with a redirect (http.response.status_code 3xx) is a hop of a request
+//     sent again elsewhere, and no model call. A span whose gen_ai.operation.name is its
+//     llm.request.type, or that carries LiteLLM's metadata.user_api_key_hash beside
+//     llm.request.type, is LiteLLM's, which writes its call type there ("acompletion"): its
 //     operation is the conventions' one LiteLLM maps it to (ownOperation).
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
@@ -242,18 +243,22 @@ func (d *Decoder) operation(c *Call) string {
 	return ""
 }
 
-// ownOperation is the span's gen_ai.operation.name, "" when it has none. LiteLLM's otel callback
-// writes its call type there ("acompletion" for every request through its proxy, "aembedding",
-// ...) and as llm.request.type (litellm/integrations/opentelemetry.py, set_attributes: the
-// operation is "chat" only for the call type "completion", so never "completion"): a span whose
-// two are the same, other than "completion", is LiteLLM's, and its operation is what LiteLLM's own
-// mapping to the conventions gives (liteLLMOperation), so that its model calls count, and are
-// excluded, under the conventions' names.
+// ownOperation is the span's gen_ai.operation.name, "" when it has none, or for LiteLLM's spans
+// the operation of their call type. LiteLLM's otel callback writes the call type as
+// llm.request.type and, for any call type but "completion" (written "chat"), as
+// gen_ai.operation.name too ("acompletion" for every request through its proxy, "aembedding", ...;
+// litellm/integrations/opentelemetry.py, set_attributes), though only with message logging on. A
+// span is LiteLLM's when its two are the same (other than "completion", which LiteLLM never writes
+// as an operation), or when it carries LiteLLM's metadata.user_api_key_hash beside
+// llm.request.type, whose "completion" is then LiteLLM's chat call, not OpenLLMetry's text
+// completion. Its operation is what LiteLLM's own mapping to the conventions gives
+// (liteLLMOperation), so that its model calls count, and are excluded, under the conventions'
+// names.
 func (d *Decoder) ownOperation() string {
 	fs := &d.fields
 	op := fs.str(fOperation)
-	if op != "" && op != "completion" && op == fs.str(fOpenLLMetryType) {
-		return liteLLMOperation(op)
+	if t := fs.str(fOpenLLMetryType); t != "" && (fs.present(fLiteLLMMarker) || op != "completion" && op == t) {
+		return liteLLMOperation(t)
 	}
 	return op
 }

@@ -97,3 +97,83 @@ func TestLiteLLMCallTypes(t *testing.T) {
 		}
 	}
 }
+
+// liteLLMWithout returns a copy of wc's spans with LiteLLM's message logging off
+// (litellm.turn_off_message_logging, or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=NO_CONTENT
+// in later versions): set_attributes returns before it writes the messages and
+// gen_ai.operation.name, so the call type is left only in llm.request.type.
+func liteLLMWithout(wc golden.WrittenCase) ptrace.Traces {
+	td := ptrace.NewTraces()
+	wc.Traces.CopyTo(td)
+	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+		span.Attributes().RemoveIf(func(k string, _ pcommon.Value) bool {
+			switch k {
+			case "gen_ai.operation.name", "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.response.finish_reasons":
+				return true
+			}
+			return false
+		})
+	})
+	return td
+}
+
+// TestLiteLLMNoMessageLogging: with message logging off LiteLLM writes no gen_ai.operation.name,
+// and its call type is left in llm.request.type, OpenLLMetry's name, where "completion" means the
+// legacy text completion API: the SDK's chat call was read as text_completion, the proxy's
+// "acompletion" as no operation at all. A span with LiteLLM's metadata.user_api_key_hash (every
+// key of StandardLoggingMetadata is written, None as "") takes its operation from its call type,
+// as LiteLLM maps it; so do the spans of its gen_ai_latest_experimental mode without content
+// capture, whose provider is gen_ai.provider.name. OpenLLMetry's "completion" stays text_completion.
+func TestLiteLLMNoMessageLogging(t *testing.T) {
+	for _, wc := range liteLLMWritten(t) {
+		for _, semconvMode := range []bool{false, true} {
+			td := liteLLMWithout(wc)
+			if semconvMode {
+				// OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental: gen_ai.provider.name for
+				// gen_ai.system, gen_ai.request.stream for llm.is_streaming (set_attributes,
+				// OTELGenAISemconvMixin._set_semconv_request_attributes).
+				pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+					a := span.Attributes()
+					if v, ok := a.Get("gen_ai.system"); ok {
+						a.PutStr("gen_ai.provider.name", v.Str())
+						a.Remove("gen_ai.system")
+						a.Remove(itlconv.LLMIsStreamingKey)
+						a.PutBool(itlconv.RequestStreamKey, true)
+					}
+				})
+			}
+			d := genaispan.New(genaispan.Config{})
+			calls := 0
+			pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+				c := d.Read(span, false)
+				if !c.ModelCall {
+					return
+				}
+				calls++
+				if c.Operation != "chat" || c.Provider != "openai" {
+					t.Errorf("%s (semconv %v) %s: operation %q, provider %q; want chat, openai", wc.Name, semconvMode, span.Name(), c.Operation, c.Provider)
+				}
+			})
+			if calls != 1 {
+				t.Errorf("%s (semconv %v): %d model calls, want 1", wc.Name, semconvMode, calls)
+			}
+		}
+	}
+
+	// OpenLLMetry's legacy spans carry no metadata.user_api_key_hash: their "completion" is the
+	// text completion API.
+	span := ptrace.NewSpan()
+	span.SetStartTimestamp(1_780_000_000_000_000_000)
+	span.SetEndTimestamp(1_780_000_001_000_000_000)
+	span.Attributes().PutStr(itlconv.OpenLLMetryTypeKey, "completion")
+	span.Attributes().PutStr(itlconv.SystemKey, "openai")
+	if c := genaispan.New(genaispan.Config{}).Read(span, false); !c.ModelCall || c.Operation != "text_completion" {
+		t.Errorf("OpenLLMetry's completion: model call %v, operation %q; want text_completion", c.ModelCall, c.Operation)
+	}
+	// And LiteLLM's embeddings without message logging are excluded as embeddings.
+	span.Attributes().PutStr(itlconv.OpenLLMetryTypeKey, "aembedding")
+	span.Attributes().PutStr(itlconv.LiteLLMMarkerKey, "")
+	if c := genaispan.New(genaispan.Config{ExcludedOperations: []string{"embeddings"}}).Read(span, false); c.ModelCall {
+		t.Errorf("LiteLLM's aembedding without an operation counted with excluded_operations [embeddings]")
+	}
+}

@@ -55,6 +55,7 @@ const (
 	fMastraType
 	fMastraStart
 	fStrandsStart
+	fLiteLLMMarker
 	// Not read by the reader itself: the itl_metrics connector's default dimensions that a span
 	// carries (service.name only when an instrumentation puts it on the span), which it then
 	// takes from Decoder.Attr instead of searching the attributes for them again.
@@ -163,6 +164,7 @@ var keyOf = [numFields]string{
 	fMastraType:       itlconv.MastraSpanTypeKey,
 	fMastraStart:      itlconv.MastraCompletionStartTimeKey,
 	fStrandsStart:     itlconv.StrandsStartTimeKey,
+	fLiteLLMMarker:    itlconv.LiteLLMMarkerKey,
 	fServerAddress:    string(semconv.ServerAddressKey),
 	fServiceName:      string(semconv.ServiceNameKey),
 }

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/golden"
@@ -87,5 +89,48 @@ func forPoints(m pmetric.Metric, f func(map[string]any)) {
 		for i := range m.Sum().DataPoints().Len() {
 			f(m.Sum().DataPoints().At(i).Attributes().AsRaw())
 		}
+	}
+}
+
+// TestLiteLLMNoMessageLogging: with LiteLLM's message logging off its spans carry no
+// gen_ai.operation.name (set_attributes returns before it), only the call type in
+// llm.request.type: the proxy's "acompletion" gave points with no operation, the SDK's
+// "completion" points under text_completion, as OpenLLMetry's request type would. Both are chats.
+func TestLiteLLMNoMessageLogging(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	n := 0
+	for _, wc := range golden.LoadWritten(t) {
+		if !strings.HasPrefix(wc.Name, "litellm-") {
+			continue
+		}
+		n++
+		td := ptrace.NewTraces()
+		wc.Traces.CopyTo(td)
+		pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+			span.Attributes().Remove("gen_ai.operation.name")
+		})
+		if err := c.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d litellm-* fixtures, want 3", n)
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	md := sink.AllMetrics()[0]
+	points := 0
+	pwalk.Metrics(md, func(m pmetric.Metric) {
+		forPoints(m, func(attrs map[string]any) {
+			points++
+			if op := attrs["gen_ai.operation.name"]; op != "chat" {
+				t.Errorf("%s: a point with gen_ai.operation.name %v, want chat", m.Name(), op)
+			}
+		})
+	})
+	if points == 0 {
+		t.Error("no points")
 	}
 }
