@@ -189,8 +189,10 @@ const (
 // as llm.request.type and, with message logging on, for any call type but "completion" (written
 // "chat") as gen_ai.operation.name too; a span whose operation equals its llm.request.type, or
 // that carries LiteLLMMarkerKey, is read with LiteLLM's own mapping of its call type to the
-// conventions' operations (OTELGenAISemconvMixin._gen_ai_operation_name). No span carries a time
-// to first token: completion_start_time goes only to the metric
+// conventions' operations (OTELGenAISemconvMixin._gen_ai_operation_name). Its provider is
+// LiteLLM's own name (custom_llm_provider, litellm/types/utils.py LlmProviders: "bedrock",
+// "vertex_ai", "gemini", ...), read on such spans under the conventions' names. No span carries a
+// time to first token: completion_start_time goes only to the metric
 // gen_ai.client.response.time_to_first_token (_record_time_to_first_token_metric).
 const (
 	LiteLLMRequestSpanName    = "litellm_request"

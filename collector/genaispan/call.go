@@ -132,7 +132,7 @@ func (d *Decoder) Read(span ptrace.Span, percentiles bool) *Call {
 	c.ModelCall = true
 	c.Server = span.Kind() == ptrace.SpanKindServer
 	c.Operation = d.operation(c)
-	c.Provider = normalizeProvider(d.provider())
+	c.Provider = d.normalizedProvider()
 	c.Model = d.model()
 
 	durationBad := c.durationReason()
@@ -535,6 +535,28 @@ func usageDetail(v pcommon.Value, key, openaiKey string) (n int64, found bool, w
 		return 0, true, ReasonBadUsage
 	}
 	return int64(x), true, ReasonNone
+}
+
+// normalizedProvider is the span's provider under the conventions' name (normalizeProvider); on
+// LiteLLM's spans (itlconv.LiteLLMMarkerKey) LiteLLM's own provider names first (liteLLMProviders).
+func (d *Decoder) normalizedProvider() string {
+	p := d.provider()
+	if d.fields.present(fLiteLLMMarker) {
+		if q, ok := liteLLMProviders[p]; ok {
+			return q
+		}
+	}
+	return normalizeProvider(p)
+}
+
+// liteLLMProviders maps LiteLLM's provider names (custom_llm_provider, litellm/types/utils.py
+// LlmProviders), which its otel callback writes as gen_ai.system (gen_ai.provider.name in its
+// gen_ai_latest_experimental mode), to the conventions' where they differ and normalizeProvider
+// does not already map them ("azure", "mistral", "xai").
+var liteLLMProviders = map[string]string{
+	"bedrock": "aws.bedrock", "vertex_ai": "gcp.vertex_ai", "vertex_ai_beta": "gcp.vertex_ai", "gemini": "gcp.gemini",
+	"azure_text": "azure.ai.openai", "azure_ai": "azure.ai.inference", "watsonx": "ibm.watsonx.ai",
+	"text-completion-openai": "openai", "cohere_chat": "cohere", "anthropic_text": "anthropic",
 }
 
 // vercelProviders maps the Vercel AI SDK's provider ids (ai.model.provider, and gen_ai.system or

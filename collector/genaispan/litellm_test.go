@@ -177,3 +177,45 @@ func TestLiteLLMNoMessageLogging(t *testing.T) {
 		t.Errorf("LiteLLM's aembedding without an operation counted with excluded_operations [embeddings]")
 	}
 }
+
+// TestLiteLLMProviders: LiteLLM writes its own provider names (LlmProviders, custom_llm_provider)
+// as gen_ai.system, or gen_ai.provider.name in its gen_ai_latest_experimental mode: a call to
+// Bedrock was counted under "bedrock" where every other instrumentation's is "aws.bedrock". On
+// LiteLLM's spans (metadata.user_api_key_hash) they take the conventions' names; the names the
+// conventions share, and those nobody maps, stay.
+func TestLiteLLMProviders(t *testing.T) {
+	wc := liteLLMWritten(t)[0]
+	for _, key := range []string{itlconv.SystemKey, "gen_ai.provider.name"} {
+		for from, want := range map[string]string{
+			"bedrock": "aws.bedrock", "vertex_ai": "gcp.vertex_ai", "vertex_ai_beta": "gcp.vertex_ai",
+			"gemini": "gcp.gemini", "azure": "azure.ai.openai", "azure_text": "azure.ai.openai",
+			"azure_ai": "azure.ai.inference", "mistral": "mistral_ai", "xai": "x_ai", "watsonx": "ibm.watsonx.ai",
+			"text-completion-openai": "openai", "cohere_chat": "cohere", "anthropic_text": "anthropic",
+			"anthropic": "anthropic", "groq": "groq", "openai": "openai", "ollama": "ollama",
+		} {
+			td := ptrace.NewTraces()
+			wc.Traces.CopyTo(td)
+			pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+				a := span.Attributes()
+				if _, ok := a.Get(itlconv.SystemKey); ok {
+					a.Remove(itlconv.SystemKey)
+					a.PutStr(key, from)
+				}
+			})
+			got := read(td)
+			if got.calls != 1 || got.providers[0] != want {
+				t.Errorf("%s %q: %d model calls, providers %q; want 1, %q", key, from, got.calls, got.providers, want)
+			}
+		}
+	}
+
+	// Without LiteLLM's metadata, a gen_ai.system of "bedrock" is someone else's: as written.
+	span := ptrace.NewSpan()
+	span.SetStartTimestamp(1_780_000_000_000_000_000)
+	span.SetEndTimestamp(1_780_000_001_000_000_000)
+	span.Attributes().PutStr("gen_ai.operation.name", "chat")
+	span.Attributes().PutStr(itlconv.SystemKey, "bedrock")
+	if c := genaispan.New(genaispan.Config{}).Read(span, false); c.Provider != "bedrock" {
+		t.Errorf("gen_ai.system bedrock without LiteLLM's metadata: provider %q, want it as written", c.Provider)
+	}
+}

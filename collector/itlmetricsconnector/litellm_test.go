@@ -134,3 +134,40 @@ func TestLiteLLMNoMessageLogging(t *testing.T) {
 		t.Error("no points")
 	}
 }
+
+// TestLiteLLMProvider: LiteLLM writes its own provider names as gen_ai.system ("bedrock"); the
+// metrics carry the conventions' ("aws.bedrock"), as every other instrumentation's calls to it do.
+func TestLiteLLMProvider(t *testing.T) {
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	for _, wc := range golden.LoadWritten(t) {
+		if wc.Name != "litellm-proxy-request-span" {
+			continue
+		}
+		td := ptrace.NewTraces()
+		wc.Traces.CopyTo(td)
+		pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+			if _, ok := span.Attributes().Get(itlconv.SystemKey); ok {
+				span.Attributes().PutStr(itlconv.SystemKey, "bedrock")
+			}
+		})
+		if err := c.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	points := 0
+	pwalk.Metrics(sink.AllMetrics()[0], func(m pmetric.Metric) {
+		forPoints(m, func(attrs map[string]any) {
+			points++
+			if p := attrs["gen_ai.provider.name"]; p != "aws.bedrock" {
+				t.Errorf("%s: a point with gen_ai.provider.name %v, want aws.bedrock", m.Name(), p)
+			}
+		})
+	})
+	if points == 0 {
+		t.Error("no points: no litellm-proxy-request-span fixture?")
+	}
+}
