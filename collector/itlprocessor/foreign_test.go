@@ -111,3 +111,53 @@ func TestFiguresFollowTheTimeline(t *testing.T) {
 		t.Errorf("%d attributes, want %d: a figure written twice", got.Len(), want.Len())
 	}
 }
+
+// TestWritten runs the spans written from the source of instrumentations that cannot run here
+// (testdata/written) through the processor: a model call whose time to first chunk came from the
+// instrumentation's own attribute or event gains gen_ai.response.time_to_first_chunk, the
+// fixture's figure, and otelitl.ttft.source; every other span without a timeline passes through
+// byte-identical: LiteLLM's, which carry no timing (litellm_request, the proxy's SERVER span,
+// raw_gen_ai_request), among them.
+func TestWritten(t *testing.T) {
+	for _, wc := range golden.LoadWritten(t) {
+		t.Run(wc.Name, func(t *testing.T) {
+			h := newHarness(t, nil, nil)
+			in := ptrace.NewTraces()
+			wc.Traces.CopyTo(in)
+			h.run(t, in)
+			d := genaispan.New(genaispan.Config{})
+			var before []ptrace.Span
+			pwalk.Spans(wc.Traces, func(_ pcommon.Map, s ptrace.Span) { before = append(before, s) })
+			i, annotated, timelines := 0, 0, 0
+			pwalk.Spans(h.sink.AllTraces()[0], func(_ pcommon.Map, s ptrace.Span) {
+				orig := before[i]
+				i++
+				c := d.Read(orig, false)
+				if c.HasTimeline() {
+					timelines++
+					return // the timeline's figures: TestGolden's
+				}
+				if !c.ModelCall || !c.Figures.HasTTFT {
+					if !bytes.Equal(spanBytes(t, orig), spanBytes(t, s)) {
+						t.Errorf("span %q was changed", s.Name())
+					}
+					return
+				}
+				if annotated >= len(wc.Expected.TTFTS) {
+					t.Fatalf("span %q annotated: more times to first chunk than the fixture's %v", s.Name(), wc.Expected.TTFTS)
+				}
+				ttft, ok := double(t, s.Attributes(), string(semconv.GenAIResponseTimeToFirstChunkKey))
+				if !ok || math.Abs(ttft-wc.Expected.TTFTS[annotated]) > 1e-6 {
+					t.Errorf("span %q: time to first chunk %v (present %v), want %v", s.Name(), ttft, ok, wc.Expected.TTFTS[annotated])
+				}
+				if src, _ := s.Attributes().Get(string(itlconv.TTFTSourceKey)); wc.Expected.TTFTSource == nil || src.Str() != *wc.Expected.TTFTSource {
+					t.Errorf("span %q: %s = %q, want %v", s.Name(), itlconv.TTFTSourceKey, src.Str(), wc.Expected.TTFTSource)
+				}
+				annotated++
+			})
+			if timelines == 0 && annotated != len(wc.Expected.TTFTS) {
+				t.Errorf("%d spans annotated, want one per time to first chunk of the fixture, %v", annotated, wc.Expected.TTFTS)
+			}
+		})
+	}
+}
