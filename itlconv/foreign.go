@@ -155,9 +155,14 @@ var MastraModelCallOperations = []string{"chat", "embeddings"}
 // service, not the provider, so it is not read as the provider. The chat span may carry
 // gen_ai.server.request.duration, the provider's metrics.latencyMs in MILLISECONDS
 // (_setMetricsAttributes; only Bedrock's ConverseStream reports it, the OpenAI model does not),
-// where the conventions' metric of that name is in seconds: it is not read. Strands writes no
-// time to first chunk on a span; it records Bedrock's timeToFirstByteMs / 1000 as the metric
-// gen_ai.server.time_to_first_token (telemetry/meter.js) only.
+// where the conventions' metric of that name is in seconds: it is not read. The TypeScript SDK
+// writes no time to first chunk on a span; it records Bedrock's timeToFirstByteMs / 1000 as the
+// metric gen_ai.server.time_to_first_token (telemetry/meter.js) only. The Python SDK writes its
+// timeToFirstByteMs, the time from the model request to its first content block
+// (event_loop/streaming.py process_stream, every model provider), in MILLISECONDS as the span
+// attribute gen_ai.server.time_to_first_token (tracer.py
+// _add_optional_usage_and_metrics_attributes): on a Strands span that attribute is read as
+// milliseconds.
 const StrandsStartTimeKey = "gen_ai.event.start_time"
 
 // StrandsModelCallOperations are the gen_ai.operation.name values of Strands spans that stand for

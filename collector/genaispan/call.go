@@ -101,7 +101,7 @@ func (c *Call) reject(why Reason) {
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
-//     gen_ai.server.time_to_first_token (s); Langfuse's completion start time minus the span start;
+//     gen_ai.server.time_to_first_token (s; ms on a Strands span); Langfuse's completion start time minus the span start;
 //     Mastra's completion start time minus the span start (none, and nothing malformed, when it
 //     is before the start: an earlier step's); OpenInference's first-token event minus the span
 //     start; on SERVER spans, vLLM's
@@ -338,7 +338,11 @@ func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 			continue
 		}
 		if v, ok := fs.get(s.f); ok {
-			secs, why := seconds(v, s.scale, limit)
+			scale := s.scale
+			if s.f == fServerTTFT && fs.present(fStrandsStart) {
+				scale = 1e-3 // Strands' Python SDK writes its timeToFirstByteMs there (StrandsStartTimeKey)
+			}
+			secs, why := seconds(v, scale, limit)
 			return secs, sourceName(s.f), why
 		}
 	}

@@ -1,6 +1,7 @@
 package genaispan_test
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -111,5 +112,42 @@ func TestStrandsServerRequestDuration(t *testing.T) {
 			t.Errorf("with gen_ai.server.request.duration: model call %v, duration %v (%v), want %v; TTFT %v; malformed %v",
 				c.ModelCall, c.Duration, c.HasDuration, want, c.Figures.HasTTFT, c.Malformed())
 		}
+	}
+}
+
+// TestStrandsTimeToFirstByteMs: the Python SDK (strands-agents/sdk-python, src/strands/telemetry/
+// tracer.py _add_optional_usage_and_metrics_attributes) writes the time from the model request to
+// its first content block, event_loop/streaming.py's timeToFirstByteMs, in MILLISECONDS as
+// gen_ai.server.time_to_first_token on the chat span, where the conventions' unit is seconds. On a
+// Strands span it is read as milliseconds: before, 350 ms on a 5 s call read as 350 s, over the
+// span's duration, so the call had no TTFT and counted as malformed, and 2 ms read as 2 s.
+func TestStrandsTimeToFirstByteMs(t *testing.T) {
+	chat := strandsSpans(t, "strands-chat")[2]
+	if operationOf(chat) != "chat" {
+		t.Fatalf("span 3 of strands-chat is %q, want the chat span", chat.Name())
+	}
+	chat.SetEndTimestamp(chat.StartTimestamp() + 5e9)
+	for _, c := range []struct {
+		put  func(pcommon.Map)
+		want float64
+	}{
+		{func(a pcommon.Map) { a.PutInt(itlconv.ServerTimeToFirstTokenKey, 350) }, 0.35},
+		{func(a pcommon.Map) { a.PutInt(itlconv.ServerTimeToFirstTokenKey, 2) }, 0.002},
+		{func(a pcommon.Map) { a.PutDouble(itlconv.ServerTimeToFirstTokenKey, 1234.5) }, 1.2345},
+	} {
+		c.put(chat.Attributes())
+		got := genaispan.New(genaispan.Config{}).Read(chat, false)
+		if !got.ModelCall || !got.Figures.HasTTFT || math.Abs(got.Figures.TTFT-c.want) > 1e-12 || got.TTFTSource != itlconv.ServerTimeToFirstTokenKey || len(got.Malformed()) > 0 {
+			t.Errorf("gen_ai.server.time_to_first_token %v: model call %v, TTFT %v (%v) from %q, malformed %v; want %v s",
+				chat.Attributes().AsRaw()[itlconv.ServerTimeToFirstTokenKey], got.ModelCall, got.Figures.TTFT, got.Figures.HasTTFT, got.TTFTSource, got.Malformed(), c.want)
+		}
+	}
+	// Elsewhere it stays seconds (OpenLIT's).
+	other := ptrace.NewSpan()
+	chat.CopyTo(other)
+	other.Attributes().Remove(itlconv.StrandsStartTimeKey)
+	other.Attributes().PutInt(itlconv.ServerTimeToFirstTokenKey, 2)
+	if got := genaispan.New(genaispan.Config{}).Read(other, false); got.Figures.TTFT != 2 {
+		t.Errorf("without gen_ai.event.start_time: TTFT %v, want 2 s", got.Figures.TTFT)
 	}
 }
