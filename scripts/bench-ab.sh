@@ -23,7 +23,7 @@ git worktree add --detach "$tmp/before" "$ref" >/dev/null
 # The packages to compare: the processor, the connector, and the bench module's comparison with
 # spanmetrics, wherever each one lives at that ref.
 pkgdir() { # pkgdir TREE NAME
-  find "$1" -type d -name "$2" -not -path '*/testdata/*' -not -path '*/.git/*' | head -1
+  find "$1" -type d -name "$2" -not -path '*/testdata/*' -not -path '*/.git/*' -not -path '*/node_modules/*' | head -1
 }
 build() { # build TREE SIDE
   for name in itlprocessor itlmetricsconnector bench; do
