@@ -112,6 +112,38 @@ const (
 	LangfuseUsageDetailsKey = "langfuse.observation.usage_details"
 )
 
+// LangSmith (langchain-ai/langsmith-sdk, JS, the npm package langsmith) in its OpenTelemetry mode
+// (LANGSMITH_OTEL_ENABLED=true or LANGSMITH_TRACING_MODE=otel, with initializeOTEL from
+// langsmith/experimental/otel/setup): its translator (langsmith 0.12.0,
+// lib/experimental/otel/translator.js, setSpanAttributes) writes every LangChain or LangGraph run
+// it gets as langsmith.span.kind (the run type: llm, chain, tool, retriever, embedding, prompt,
+// parser, ...) and gen_ai.operation.name by WELL_KNOWN_OPERATION_NAMES: llm -> chat, tool ->
+// execute_tool, retriever -> embeddings, embedding -> embeddings, prompt -> chat, any other type
+// -> the type itself. A prompt template and a retriever thus read as chat and embeddings although
+// no model is asked. So a span with langsmith.span.kind is a model call only when the kind is one
+// of LangSmithModelCallKinds. The translator makes no span of its own: it writes a run on the span
+// that was active when the run was created (createSpanForRun, client.js _cloneCurrentOTELContext),
+// the span of a `traceable` or the application's, and ends that span at the run's end; the
+// runs of a chain all land on one span, which keeps the attributes of the first run to end.
+//
+// The provider is the run's metadata ls_provider (LangChain's id, "openai" for ChatOpenAI),
+// exported as langsmith.metadata.ls_provider: gen_ai.system is guessed from the model's name
+// (setGenAiSystem) and is "langchain" for a name it does not know. Usage is
+// langsmith.usage_metadata, a JSON object as a string ({"input_tokens":..,"output_tokens":..}):
+// the translator writes gen_ai.usage.* only when it finds usage_metadata under a message's
+// kwargs (getUnifiedRunTokens), which a LangChain JS run's outputs hold as class instances, not
+// serialised, so a streamed ChatOpenAI call had none. No timing: no first-token time, and no
+// events (a run's new_token events are not exported).
+const (
+	LangSmithSpanKindKey = "langsmith.span.kind"
+	LangSmithProviderKey = "langsmith.metadata.ls_provider"
+	LangSmithUsageKey    = "langsmith.usage_metadata"
+)
+
+// LangSmithModelCallKinds are the langsmith.span.kind values (LangSmith run types) of a request to
+// a model (see LangSmithSpanKindKey).
+var LangSmithModelCallKinds = []string{"llm", "embedding"}
+
 // Mastra (mastra-ai/mastra, TypeScript agents): @mastra/observability traces and
 // @mastra/otel-exporter exports every span of a run with gen_ai.operation.name and
 // mastra.span.type (otel-exporter 1.4.0, src/gen-ai-semantics.ts getAttributes). The operation is

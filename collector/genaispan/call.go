@@ -88,16 +88,19 @@ func (c *Call) reject(why Reason) {
 //     AI SDK span whose ai.operationId ends in .doStream or .doGenerate; an OpenInference span of
 //     kind LLM; a Langfuse generation; a span of the legacy conventions (gen_ai.system,
 //     OpenLLMetry's llm.request.type) or of vLLM's request tracing; or a span with a timeline. A
-//     Mastra span (mastra.span.type) counts only under the operations of
-//     itlconv.MastraModelCallOperations: Mastra writes its span type as the operation of every
-//     other span (model_generation, model_chunk, ...). A Strands span (gen_ai.event.start_time)
-//     counts only under itlconv.StrandsModelCallOperations (chat), not its graph, node or memory
-//     spans; its gen_ai.system is Strands' service name, so it has no provider. A span without a
-//     timeline that answered with a redirect (http.response.status_code 3xx) is a hop of a request
-//     sent again elsewhere, and no model call. A span whose gen_ai.operation.name is its
-//     llm.request.type, or that carries LiteLLM's metadata.user_api_key_hash beside
-//     llm.request.type, is LiteLLM's, which writes its call type there ("acompletion"): its
-//     operation is the conventions' one LiteLLM maps it to (ownOperation).
+//     LangSmith span (langsmith.span.kind) counts only for the run types of
+//     itlconv.LangSmithModelCallKinds: LangSmith writes chat for a prompt template, embeddings for
+//     a retriever and the run type for a chain. A Mastra span (mastra.span.type) counts only under
+//     the operations of itlconv.MastraModelCallOperations: Mastra writes its span type as the
+//     operation of every other span (model_generation, model_chunk, ...). A Strands span
+//     (gen_ai.event.start_time) counts only under itlconv.StrandsModelCallOperations (chat), not
+//     its graph, node or memory spans; its gen_ai.system is Strands' service name, so it has no
+//     provider. A span without a timeline that answered with a redirect (http.response.status_code
+//     3xx) is a hop of a request sent again elsewhere, and no model call. A span whose
+//     gen_ai.operation.name is its llm.request.type, or that carries LiteLLM's
+//     metadata.user_api_key_hash beside llm.request.type, is LiteLLM's, which writes its call type
+//     there ("acompletion"): its operation is the conventions' one LiteLLM maps it to
+//     (ownOperation).
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
@@ -200,6 +203,11 @@ func (d *Decoder) modelCall(c *Call) bool {
 	if c.HasTimeline() {
 		return true
 	}
+	// LangSmith writes an operation for every run type, chat for a prompt template and
+	// embeddings for a retriever too: only its llm and embedding runs ask a model.
+	if fs.present(fLangSmithKind) && !slices.Contains(itlconv.LangSmithModelCallKinds, fs.str(fLangSmithKind)) {
+		return false
+	}
 	if op := d.ownOperation(); op != "" {
 		// Mastra writes an operation on every span, its span type where no convention's fits
 		// (model_generation, model_chunk, ...): only the provider request's counts.
@@ -286,7 +294,7 @@ func (d *Decoder) provider() string {
 		// provider's: it names none.
 		return ""
 	}
-	for _, f := range [...]field{fProvider, fSystem, fVercelProvider, fOIProvider, fOISystem} {
+	for _, f := range [...]field{fProvider, fLangSmithProv, fSystem, fVercelProvider, fOIProvider, fOISystem} {
 		if s := fs.str(f); s != "" {
 			return s
 		}
@@ -476,22 +484,28 @@ func parseTime(s string) (int64, bool) {
 
 // Token count sources, in the order Read tries them; the first present decides.
 var (
-	outputSources = [...]field{fOutputTokens, fVercelOutput, fOIOutput, fLangfuseUsage, fUsageCompletion, fVercelCompletion}
-	inputSources  = [...]field{fInputTokens, fVercelInput, fOIInput, fLangfuseUsage, fUsagePrompt, fVercelPrompt}
+	outputSources = [...]field{fOutputTokens, fVercelOutput, fOIOutput, fLangfuseUsage, fLangSmithUsage, fUsageCompletion, fVercelCompletion}
+	inputSources  = [...]field{fInputTokens, fVercelInput, fOIInput, fLangfuseUsage, fLangSmithUsage, fUsagePrompt, fVercelPrompt}
 )
 
 // usage reads a token count from the first source present; for Langfuse's usage details (a JSON
-// object in a string) from its key, else its OpenAI-style key. A count that is not a whole number
-// from 0 to itlconv.MaxTokens is malformed.
-func (d *Decoder) usage(sources [6]field, key, openaiKey string) (int64, bool, Reason) {
+// object in a string) from its key, else its OpenAI-style key; for LangSmith's usage metadata
+// (likewise) from key_tokens. A count that is not a whole number from 0 to itlconv.MaxTokens is
+// malformed.
+func (d *Decoder) usage(sources [7]field, key, openaiKey string) (int64, bool, Reason) {
 	fs := &d.fields
 	for _, f := range sources {
 		v, ok := fs.get(f)
 		if !ok {
 			continue
 		}
-		if f == fLangfuseUsage {
-			n, found, why := usageDetail(v, key, openaiKey)
+		if f == fLangfuseUsage || f == fLangSmithUsage {
+			k, alt := key, openaiKey
+			if f == fLangSmithUsage {
+				// LangChain's UsageMetadata: {"input_tokens":..,"output_tokens":..}.
+				k, alt = key+"_tokens", key+"_tokens"
+			}
+			n, found, why := usageDetail(v, k, alt)
 			if !found {
 				continue // the details hold no count of this kind: try the next source
 			}

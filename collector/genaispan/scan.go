@@ -52,6 +52,9 @@ const (
 	fIsStream
 	fIsStreaming
 	fLLMIsStreaming
+	fLangSmithKind
+	fLangSmithProv
+	fLangSmithUsage
 	fMastraType
 	fMastraStart
 	fStrandsStart
@@ -161,6 +164,9 @@ var keyOf = [numFields]string{
 	fIsStream:         itlconv.RequestIsStreamKey,
 	fIsStreaming:      itlconv.IsStreamingKey,
 	fLLMIsStreaming:   itlconv.LLMIsStreamingKey,
+	fLangSmithKind:    itlconv.LangSmithSpanKindKey,
+	fLangSmithProv:    itlconv.LangSmithProviderKey,
+	fLangSmithUsage:   itlconv.LangSmithUsageKey,
 	fMastraType:       itlconv.MastraSpanTypeKey,
 	fMastraStart:      itlconv.MastraCompletionStartTimeKey,
 	fStrandsStart:     itlconv.StrandsStartTimeKey,

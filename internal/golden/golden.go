@@ -351,4 +351,15 @@ var Captured = map[string]CapturedRead{
 	// invoke_graph and the node span repeat the call's usage: one model call, 20 tokens.
 	"strands-graph": {"", 1, "", "", 20,
 		"any timing on a span (a TTFT only as a metric, from Bedrock), and the provider: gen_ai.system is its service name", 0},
+	// LangSmith JS writes a LangChain run's attributes on the span active when the run was created
+	// (here the traceable's) and ends it at that run's end. Inside a chain that run is the prompt
+	// template (langsmith.span.kind prompt, operation chat): no span stands for the model request.
+	"langsmith-chain": {"", 0, "", "", -1,
+		"a span per LangChain run: every run of a chain lands on the one enclosing span, which carries the first run to end (the prompt template's) and ends with it; no timing", 0},
+	// A LangGraph agent's runs land on the one span too; the first to end is the graph's
+	// __start__ node (kind chain, operation chain).
+	"langsmith-agent": {"", 0, "", "", -1,
+		"a span per LangGraph node or model request: every run lands on the one enclosing span, which carries the first run to end (__start__) and ends with it; no timing", 0},
+	"langsmith-llm": {"openai", 1, "", "", 20,
+		"any timing (no TTFT, no token events); inside a chain, the model call's span itself", 0},
 }

@@ -1,0 +1,127 @@
+package genaispan_test
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/itlconv"
+)
+
+// langSmithSpan returns a copy of the one span of the captured scenario (tools/capture): the
+// traceable's span, on which LangSmith wrote a LangChain run.
+func langSmithSpan(t *testing.T, scenario string) ptrace.Span {
+	t.Helper()
+	cc, ok := golden.LoadCaptured(t)[scenario]
+	if !ok {
+		t.Fatalf("no captured fixture %s", scenario)
+	}
+	var spans []ptrace.Span
+	pwalk.Spans(cc.Traces, func(_ pcommon.Map, s ptrace.Span) { spans = append(spans, s) })
+	if len(spans) != 1 {
+		t.Fatalf("%d spans in %s, want 1", len(spans), scenario)
+	}
+	s := ptrace.NewSpan()
+	spans[0].CopyTo(s)
+	return s
+}
+
+// TestLangSmithModelCalls: LangSmith writes gen_ai.operation.name from the run type, chat for a
+// prompt template and embeddings for a retriever too, and the run type itself (chain, parser, ...)
+// for the rest; a span with langsmith.span.kind is a model call only for the kinds llm and
+// embedding, whatever excluded_operations says of the others. In a chain the captured span carries
+// the prompt template's run (operation chat), in a LangGraph agent the __start__ node's (operation
+// chain): each counted as a model call of a few ms before, without a model.
+func TestLangSmithModelCalls(t *testing.T) {
+	for _, scenario := range []string{"langsmith-chain", "langsmith-agent"} {
+		if c := genaispan.New(genaispan.Config{}).Read(langSmithSpan(t, scenario), false); c.ModelCall {
+			t.Errorf("the %s span (a prompt template's or a graph node's run) is a model call of model %q", scenario, c.Model)
+		}
+	}
+	llm := langSmithSpan(t, "langsmith-llm")
+	for _, tc := range []struct {
+		kind, op string
+		want     bool
+	}{
+		{"llm", "chat", true},
+		{"embedding", "embeddings", true},
+		{"prompt", "chat", false},
+		{"retriever", "embeddings", false},
+		{"chain", "chain", false},
+		{"parser", "parser", false},
+		{"tool", "execute_tool", false},
+		{"LLM", "chat", false},
+	} {
+		for _, excluded := range [][]string{nil, {}} {
+			s := ptrace.NewSpan()
+			llm.CopyTo(s)
+			s.Attributes().PutStr(itlconv.LangSmithSpanKindKey, tc.kind)
+			s.Attributes().PutStr("gen_ai.operation.name", tc.op)
+			if got := genaispan.New(genaispan.Config{ExcludedOperations: excluded}).Read(s, false).ModelCall; got != tc.want {
+				t.Errorf("kind %s, operation %s, excluded_operations %v: model call %v, want %v", tc.kind, tc.op, excluded, got, tc.want)
+			}
+		}
+	}
+	// An excluded operation stays excluded on an llm run.
+	if genaispan.New(genaispan.Config{ExcludedOperations: []string{"chat"}}).Read(llm, false).ModelCall {
+		t.Error("an llm run of operation chat counts although excluded_operations names chat")
+	}
+	// Without langsmith.span.kind the general rule holds: an operation chain counts.
+	s := ptrace.NewSpan()
+	s.SetStartTimestamp(1_000_000_000)
+	s.SetEndTimestamp(2_000_000_000)
+	s.Attributes().PutStr("gen_ai.operation.name", "chain")
+	if !genaispan.New(genaispan.Config{}).Read(s, false).ModelCall {
+		t.Error("a span of operation chain without langsmith.span.kind is no model call")
+	}
+}
+
+// TestLangSmithProviderAndUsage: the provider is the run's ls_provider (gen_ai.system is a guess
+// from the model's name, "langchain" for cap-langsmith-llm), the usage langsmith.usage_metadata's
+// input_tokens and output_tokens; gen_ai.usage.* come first when written, and usage metadata that
+// is no JSON object of counts is malformed.
+func TestLangSmithProviderAndUsage(t *testing.T) {
+	c := genaispan.New(genaispan.Config{}).Read(langSmithSpan(t, "langsmith-llm"), false)
+	if !c.ModelCall || c.Model != "cap-langsmith-llm" || c.Provider != "openai" {
+		t.Fatalf("model call %v, model %q, provider %q: want cap-langsmith-llm of openai", c.ModelCall, c.Model, c.Provider)
+	}
+	if !c.Figures.HasOutputTokens || c.Figures.OutputTokens != 20 || !c.HasInputTokens || c.InputTokens != 10 {
+		t.Errorf("tokens out %d (%v), in %d (%v): want 20 and 10 from %s", c.Figures.OutputTokens, c.Figures.HasOutputTokens, c.InputTokens, c.HasInputTokens, itlconv.LangSmithUsageKey)
+	}
+	if c.Figures.HasTTFT || len(c.Malformed()) > 0 {
+		t.Errorf("time to first chunk %v (%v), malformed %v: LangSmith writes no timing", c.Figures.TTFT, c.Figures.HasTTFT, c.Malformed())
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(a pcommon.Map)
+		out  int64 // -1: none
+		bad  bool
+	}{
+		{"gen_ai.usage comes first", func(a pcommon.Map) { a.PutInt("gen_ai.usage.output_tokens", 7) }, 7, false},
+		{"no output count", func(a pcommon.Map) { a.PutStr(itlconv.LangSmithUsageKey, `{"input_tokens":10}`) }, -1, false},
+		{"not JSON", func(a pcommon.Map) { a.PutStr(itlconv.LangSmithUsageKey, `20`) }, -1, true},
+		{"negative", func(a pcommon.Map) { a.PutStr(itlconv.LangSmithUsageKey, `{"output_tokens":-1}`) }, -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := langSmithSpan(t, "langsmith-llm")
+			tc.set(s.Attributes())
+			c := genaispan.New(genaispan.Config{}).Read(s, false)
+			if tc.out < 0 && c.Figures.HasOutputTokens || tc.out >= 0 && (!c.Figures.HasOutputTokens || c.Figures.OutputTokens != tc.out) {
+				t.Errorf("output tokens %d (%v), want %d", c.Figures.OutputTokens, c.Figures.HasOutputTokens, tc.out)
+			}
+			if bad := len(c.Malformed()) > 0; bad != tc.bad {
+				t.Errorf("malformed %v, want malformed %v", c.Malformed(), tc.bad)
+			}
+		})
+	}
+	// ls_provider comes after gen_ai.provider.name and before gen_ai.system.
+	s := langSmithSpan(t, "langsmith-llm")
+	s.Attributes().PutStr("gen_ai.provider.name", "anthropic")
+	if p := genaispan.New(genaispan.Config{}).Read(s, false).Provider; p != "anthropic" {
+		t.Errorf("provider %q with gen_ai.provider.name anthropic, want anthropic", p)
+	}
+}
