@@ -201,6 +201,30 @@ const StrandsStartTimeKey = "gen_ai.event.start_time"
 // a request to a model (see StrandsStartTimeKey).
 var StrandsModelCallOperations = []string{"chat"}
 
+// Google's Agent Development Kit (google/adk-js, npm @google/adk; 2.0.0 read in
+// dist/esm/telemetry/tracing.js, captured in testdata/captured/adk-*). Every span comes from one
+// tracer, trace.getTracer("gcp.vertex.agent", version). The model call is the span "call_llm"
+// (agents/llm_agent.js, LlmAgent: tracer.startSpan("call_llm"), one per request to the model),
+// whose attributes traceCallLlm writes for every response of the stream:
+//
+//	span.setAttributes({
+//	  "gen_ai.system": "gcp.vertex.agent",
+//	  "gen_ai.request.model": llmRequest.model, ...
+//
+// and usage (gen_ai.usage.input_tokens / output_tokens from usageMetadata), and NO
+// gen_ai.operation.name: it counts under the legacy conventions' rule (gen_ai.system). That
+// gen_ai.system names ADK, not the model's provider (the Gemini API, Vertex AI or Apigee alike;
+// the Python ADK, google/adk-python src/google/adk/telemetry/tracing.py trace_call_llm, writes
+// the same value), so a span whose gen_ai.system is ADKSystem has no provider read from it.
+// Its other spans carry gen_ai.operation.name: invoke_agent (traceAgentInvocation),
+// invoke_workflow (traceWorkflowInvocation), execute_tool (traceToolCall) and execute_node
+// (traceNodeExecution, on workflow/node_runner.js's "execute_node {name}" and
+// "execute_node_attempt {name}" spans, one for a Workflow run as the root and one per node), all
+// in DefaultExcludedOperations; the runner's "invocation" span has none. ADK writes no timing
+// on any span: no time to first chunk, and the call_llm span ends when the application has
+// drained the step, after the tools the reply asked for (execute_tool is its child).
+const ADKSystem = "gcp.vertex.agent"
+
 // vLLM's request tracing (--otlp-traces-endpoint): one SERVER span "llm_request" per finished
 // request (V1 engine: vllm/v1/engine/output_processor.py OutputProcessor.do_tracing; V0:
 // vllm/engine/llm_engine.py create_trace_span), with latencies in seconds and no
@@ -251,10 +275,14 @@ const (
 // "that retrieves relevant information or context from a vector database or search system";
 // "fetch_response", which fetches "a previously generated model response by its identifier,
 // without performing inference"; and the memory operations of gen_ai.memory.client, "calls to
-// memory systems". They add no duration, no tokens and no time to first chunk. The inference
-// operations (chat, text_completion, generate_content) and embeddings count.
+// memory systems". And "execute_node", not one of the conventions' names, which Google ADK writes
+// on its workflow's node spans (traceNodeExecution, see ADKSystem) and Strands on its graph's
+// (startNodeSpan, see StrandsStartTimeKey): a node runs an agent, a tool or a function, and its
+// span wraps their model calls. They add no duration, no tokens and no time to first chunk. The
+// inference operations (chat, text_completion, generate_content) and embeddings count.
 var DefaultExcludedOperations = []string{
 	"invoke_agent", "invoke_workflow", "create_agent", VercelAgentStepOperation, "execute_tool",
+	"execute_node",
 	"plan", "retrieval", "fetch_response",
 	"create_memory_store", "delete_memory_store", "create_memory", "update_memory", "upsert_memory",
 	"search_memory", "delete_memory",

@@ -95,12 +95,14 @@ func (c *Call) reject(why Reason) {
 //     operation of every other span (model_generation, model_chunk, ...). A Strands span
 //     (gen_ai.event.start_time) counts only under itlconv.StrandsModelCallOperations (chat), not
 //     its graph, node or memory spans; its gen_ai.system is Strands' service name, so it has no
-//     provider. A span without a timeline that answered with a redirect (http.response.status_code
-//     3xx) is a hop of a request sent again elsewhere, and no model call. A span whose
-//     gen_ai.operation.name is its llm.request.type, or that carries LiteLLM's
-//     metadata.user_api_key_hash beside llm.request.type, is LiteLLM's, which writes its call type
-//     there ("acompletion"): its operation is the conventions' one LiteLLM maps it to
-//     (ownOperation).
+//     provider. Google ADK's model call (call_llm) has no operation and counts as a span of the
+//     legacy conventions; its gen_ai.system, itlconv.ADKSystem, names ADK, so it has no provider;
+//     its workflow's node spans (execute_node) are excluded by default. A span without a timeline
+//     that answered with a redirect (http.response.status_code 3xx) is a hop of a request sent
+//     again elsewhere, and no model call. A span whose gen_ai.operation.name is its
+//     llm.request.type, or that carries LiteLLM's metadata.user_api_key_hash beside
+//     llm.request.type, is LiteLLM's, which writes its call type there ("acompletion"): its
+//     operation is the conventions' one LiteLLM maps it to (ownOperation).
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
@@ -295,7 +297,7 @@ func (d *Decoder) provider() string {
 		return ""
 	}
 	for _, f := range [...]field{fProvider, fLangSmithProv, fSystem, fVercelProvider, fOIProvider, fOISystem} {
-		if s := fs.str(f); s != "" {
+		if s := fs.str(f); s != "" && (f != fSystem || s != itlconv.ADKSystem) {
 			return s
 		}
 	}

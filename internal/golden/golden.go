@@ -362,4 +362,14 @@ var Captured = map[string]CapturedRead{
 		"a span per LangGraph node or model request: every run lands on the one enclosing span, which carries the first run to end (__start__) and ends with it; no timing", 0},
 	"langsmith-llm": {"openai", 1, "", "", 20,
 		"any timing (no TTFT, no token events); inside a chain, the model call's span itself", 0},
+	// Google ADK writes no timing on any span, and ADK's own name (gcp.vertex.agent) as
+	// gen_ai.system on its call_llm spans: no provider.
+	"adk-chat": {"", 1, "", "", 20,
+		"any timing on a span, and the provider: gen_ai.system is ADK's tracer name, gcp.vertex.agent; a call's duration runs until the application has taken its reply, and the tools it asked for", 0},
+	"adk-agent": {"", 2, "", "", 24,
+		"any timing on a span, and the provider: gen_ai.system is ADK's tracer name, gcp.vertex.agent; a call's duration runs until the application has taken its reply, and the tools it asked for", 0},
+	// The workflow's and the agent's execute_node spans carry gen_ai.operation.name execute_node:
+	// one model call, the call_llm span.
+	"adk-workflow": {"", 1, "", "", 20,
+		"any timing on a span, and the provider: gen_ai.system is ADK's tracer name, gcp.vertex.agent; a call's duration runs until the application has taken its reply, and the tools it asked for", 0},
 }
