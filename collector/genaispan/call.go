@@ -106,10 +106,10 @@ func (c *Call) reject(why Reason) {
 //   - Its time to first chunk comes from the first source present, and only from it: a complete
 //     timeline; gen_ai.response.time_to_first_chunk (s); gen_ai.client.operation.time_to_first_chunk
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
-//     gen_ai.server.time_to_first_token (s; ms on a Strands span); Langfuse's completion start time minus the span start;
-//     Mastra's completion start time minus the span start (none, and nothing malformed, when it
-//     is before the start: an earlier step's); OpenInference's first-token event minus the span
-//     start; on SERVER spans, vLLM's
+//     gen_ai.server.time_to_first_token (s; ms on a Strands span); Langfuse's completion start
+//     time minus the span start; Mastra's completion start time minus the span start (none, and
+//     nothing malformed, when it is before the start: an earlier step's); OpenInference's
+//     first-token event minus the span start; on SERVER spans, vLLM's
 //     gen_ai.latency.time_to_first_token (s). A value that is not finite, is negative or exceeds
 //     the span's duration is malformed: no time to first chunk, and no later source is tried.
 //     A span whose request says it was not streamed (gen_ai.request.stream, else the other flags
@@ -335,6 +335,24 @@ var secondsSources = [...]struct {
 	{fServerTTFT, 1},
 }
 
+// completionStart reads v, an instrumentation's completion start time (an ISO 8601 time), under
+// key as a time to first chunk from the span's start. With earlierIsNone a time before the start
+// gives none, and is not malformed.
+func completionStart(v pcommon.Value, key string, c *Call, earlierIsNone bool) (float64, string, Reason) {
+	if v.Type() != pcommon.ValueTypeStr {
+		return 0, key, ReasonTTFTNotNumber
+	}
+	t, ok := parseTime(v.Str())
+	if !ok {
+		return 0, key, ReasonTTFTBadTime
+	}
+	if earlierIsNone && uint64(t) < uint64(c.Start) {
+		return 0, "", ReasonNone
+	}
+	secs, why := sinceStart(t, c.Start, c.End)
+	return secs, key, why
+}
+
 // ttft finds the time to first chunk of a span without a complete timeline: its value in seconds,
 // the source's name ("" when none is present), and why the source's value was rejected.
 func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
@@ -360,32 +378,13 @@ func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 		return 0, "", ReasonNone
 	}
 	if v, ok := fs.get(fLangfuseStart); ok {
-		if v.Type() != pcommon.ValueTypeStr {
-			return 0, itlconv.LangfuseCompletionStartTimeKey, ReasonTTFTNotNumber
-		}
-		t, ok := parseTime(v.Str())
-		if !ok {
-			return 0, itlconv.LangfuseCompletionStartTimeKey, ReasonTTFTBadTime
-		}
-		secs, why := sinceStart(t, c.Start, c.End)
-		return secs, itlconv.LangfuseCompletionStartTimeKey, why
+		return completionStart(v, itlconv.LangfuseCompletionStartTimeKey, c, false)
 	}
 	if v, ok := fs.get(fMastraStart); ok {
-		if v.Type() != pcommon.ValueTypeStr {
-			return 0, itlconv.MastraCompletionStartTimeKey, ReasonTTFTNotNumber
-		}
-		t, ok := parseTime(v.Str())
-		if !ok {
-			return 0, itlconv.MastraCompletionStartTimeKey, ReasonTTFTBadTime
-		}
-		if uint64(t) < uint64(c.Start) {
-			// An earlier step's first chunk: Mastra takes the time once per generation and writes
-			// it on every step's model call. No time to first chunk for this one, and nothing
-			// malformed about it.
-			return 0, "", ReasonNone
-		}
-		secs, why := sinceStart(t, c.Start, c.End)
-		return secs, itlconv.MastraCompletionStartTimeKey, why
+		// A time before the start is an earlier step's first chunk: Mastra takes the time once per
+		// generation and writes it on every step's model call. No time to first chunk for this
+		// one, and nothing malformed about it.
+		return completionStart(v, itlconv.MastraCompletionStartTimeKey, c, true)
 	}
 	if c.firstToken >= 0 {
 		secs, why := sinceStart(int64(span.Events().At(c.firstToken).Timestamp()), c.Start, c.End)
