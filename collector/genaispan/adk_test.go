@@ -20,7 +20,7 @@ func TestADKModelCalls(t *testing.T) {
 	for scenario, want := range map[string]int{"adk-chat": 1, "adk-agent": 2, "adk-workflow": 1} {
 		var names []string
 		d := genaispan.New(genaispan.Config{})
-		for _, s := range strandsSpans(t, scenario) {
+		for _, s := range capturedSpans(t, scenario) {
 			c := d.Read(s, false)
 			if !c.ModelCall {
 				continue
@@ -44,7 +44,7 @@ func TestADKModelCalls(t *testing.T) {
 	// Each node span of adk-workflow, the Workflow's own and the agent node's, carries
 	// execute_node; named in excluded_operations or not, a list that leaves it out counts it.
 	var nodes []ptrace.Span
-	for _, s := range strandsSpans(t, "adk-workflow") {
+	for _, s := range capturedSpans(t, "adk-workflow") {
 		if operationOf(s) == "execute_node" {
 			nodes = append(nodes, s)
 		}
@@ -66,7 +66,7 @@ func TestADKModelCalls(t *testing.T) {
 // read as one; a provider written beside it, or gen_ai.system of another value, still is.
 func TestADKProvider(t *testing.T) {
 	var call ptrace.Span
-	for _, s := range strandsSpans(t, "adk-chat") {
+	for _, s := range capturedSpans(t, "adk-chat") {
 		if s.Name() == "call_llm" {
 			call = s
 		}

@@ -7,8 +7,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/genaispan"
-	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -16,18 +14,11 @@ import (
 // traceable's span, on which LangSmith wrote a LangChain run.
 func langSmithSpan(t *testing.T, scenario string) ptrace.Span {
 	t.Helper()
-	cc, ok := golden.LoadCaptured(t)[scenario]
-	if !ok {
-		t.Fatalf("no captured fixture %s", scenario)
-	}
-	var spans []ptrace.Span
-	pwalk.Spans(cc.Traces, func(_ pcommon.Map, s ptrace.Span) { spans = append(spans, s) })
+	spans := capturedSpans(t, scenario)
 	if len(spans) != 1 {
 		t.Fatalf("%d spans in %s, want 1", len(spans), scenario)
 	}
-	s := ptrace.NewSpan()
-	spans[0].CopyTo(s)
-	return s
+	return spans[0]
 }
 
 // TestLangSmithModelCalls: LangSmith writes gen_ai.operation.name from the run type, chat for a

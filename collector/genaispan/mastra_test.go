@@ -10,24 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/genaispan"
-	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
 )
-
-// mastraSpans returns the spans of the captured mastra-agent scenario (tools/capture), a copy.
-func mastraSpans(t *testing.T) []ptrace.Span {
-	t.Helper()
-	cc, ok := golden.LoadCaptured(t)["mastra-agent"]
-	if !ok {
-		t.Fatal("no captured fixture mastra-agent")
-	}
-	td := ptrace.NewTraces()
-	cc.Traces.CopyTo(td)
-	var spans []ptrace.Span
-	pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) { spans = append(spans, s) })
-	return spans
-}
 
 func mastraType(s ptrace.Span) string {
 	v, _ := s.Attributes().Get(itlconv.MastraSpanTypeKey)
@@ -39,7 +23,7 @@ func mastraType(s ptrace.Span) string {
 // excluded_operations says of the others: not the generation above the steps, not the chunk
 // spans (one per text or tool-call part), which before counted as model calls of their own.
 func TestMastraModelCalls(t *testing.T) {
-	spans := mastraSpans(t)
+	spans := capturedSpans(t, "mastra-agent")
 	for _, excluded := range [][]string{nil, {}} {
 		var types []string
 		d := genaispan.New(genaispan.Config{ExcludedOperations: excluded})
@@ -87,7 +71,7 @@ func TestMastraModelCalls(t *testing.T) {
 // step's, before its own start: no time to first chunk, and nothing malformed. After the end, not a
 // time or not a string, it is malformed.
 func TestMastraCompletionStart(t *testing.T) {
-	spans := mastraSpans(t)
+	spans := capturedSpans(t, "mastra-agent")
 	var steps []ptrace.Span
 	for _, s := range spans {
 		if mastraType(s) == "model_inference" {

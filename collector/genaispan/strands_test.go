@@ -9,24 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/genaispan"
-	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
 )
-
-// strandsSpans returns the spans of a captured strands-* scenario (tools/capture), a copy.
-func strandsSpans(t *testing.T, scenario string) []ptrace.Span {
-	t.Helper()
-	cc, ok := golden.LoadCaptured(t)[scenario]
-	if !ok {
-		t.Fatalf("no captured fixture %s", scenario)
-	}
-	td := ptrace.NewTraces()
-	cc.Traces.CopyTo(td)
-	var spans []ptrace.Span
-	pwalk.Spans(td, func(_ pcommon.Map, s ptrace.Span) { spans = append(spans, s) })
-	return spans
-}
 
 func operationOf(s ptrace.Span) string {
 	v, _ := s.Attributes().Get("gen_ai.operation.name")
@@ -40,7 +24,7 @@ func operationOf(s ptrace.Span) string {
 // (invoke_graph and the node without a model), and every call's provider as the service name
 // Strands writes as gen_ai.system.
 func TestStrandsModelCalls(t *testing.T) {
-	spans := strandsSpans(t, "strands-graph")
+	spans := capturedSpans(t, "strands-graph")
 	for name, excluded := range map[string][]string{"the default": nil, "[]": {}} {
 		var ops []string
 		d := genaispan.New(genaispan.Config{ExcludedOperations: excluded})
@@ -99,7 +83,7 @@ func TestStrandsModelCalls(t *testing.T) {
 // model reports none), where the conventions' metric of that name is in seconds. It is read as
 // nothing: the call's duration is the span's, and nothing is malformed.
 func TestStrandsServerRequestDuration(t *testing.T) {
-	chat := strandsSpans(t, "strands-chat")[2]
+	chat := capturedSpans(t, "strands-chat")[2]
 	if operationOf(chat) != "chat" {
 		t.Fatalf("span 3 of strands-chat is %q, want the chat span", chat.Name())
 	}
@@ -124,7 +108,7 @@ func TestStrandsServerRequestDuration(t *testing.T) {
 // Strands span it is read as milliseconds: before, 350 ms on a 5 s call read as 350 s, over the
 // span's duration, so the call had no TTFT and counted as malformed, and 2 ms read as 2 s.
 func TestStrandsTimeToFirstByteMs(t *testing.T) {
-	chat := strandsSpans(t, "strands-chat")[2]
+	chat := capturedSpans(t, "strands-chat")[2]
 	if operationOf(chat) != "chat" {
 		t.Fatalf("span 3 of strands-chat is %q, want the chat span", chat.Name())
 	}
