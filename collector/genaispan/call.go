@@ -199,6 +199,19 @@ func redirected(span ptrace.Span) bool {
 	return ok && v.Type() == pcommon.ValueTypeInt && v.Int() >= 300 && v.Int() < 400
 }
 
+// frameworkOperations are the frameworks that write gen_ai.operation.name on spans of their own
+// that ask no model, told by a key they write on every span: a span with the marker is a model call
+// only under the operations listed. Mastra writes its span type where no convention's fits
+// (model_generation, model_chunk, ...); Strands writes invoke_graph, execute_node, memory.search,
+// ... on its graph, node and memory spans.
+var frameworkOperations = [...]struct {
+	marker field
+	ops    []string
+}{
+	{fMastraType, itlconv.MastraModelCallOperations},
+	{fStrandsStart, itlconv.StrandsModelCallOperations},
+}
+
 // modelCall applies the first rule of Read to the span whose attributes d.fields holds.
 func (d *Decoder) modelCall(c *Call) bool {
 	fs := &d.fields
@@ -211,15 +224,10 @@ func (d *Decoder) modelCall(c *Call) bool {
 		return false
 	}
 	if op := d.ownOperation(); op != "" {
-		// Mastra writes an operation on every span, its span type where no convention's fits
-		// (model_generation, model_chunk, ...): only the provider request's counts.
-		if fs.present(fMastraType) && !slices.Contains(itlconv.MastraModelCallOperations, op) {
-			return false
-		}
-		// Strands writes one on its graph, node and memory spans too (invoke_graph, execute_node,
-		// memory.search, ...): only the provider request's (chat) counts.
-		if fs.present(fStrandsStart) && !slices.Contains(itlconv.StrandsModelCallOperations, op) {
-			return false
+		for _, fw := range frameworkOperations {
+			if fs.present(fw.marker) && !slices.Contains(fw.ops, op) {
+				return false
+			}
 		}
 		return !slices.Contains(d.excluded, op)
 	}
