@@ -207,6 +207,24 @@ function treeOrder(otlp) {
   return otlp;
 }
 
+// agentStepRequests returns writeFixtures' requests for an agent's steps, one per request
+// (fetches[i]). The application does not start a step's request itself: a step's start_unix_nano
+// becomes when the SDK called fetch for it, and the time the step first reached the application,
+// its start until then, goes into the request's extra as seenKey, after the step's number, finish
+// reason, chunk kinds and what more(step) adds. With withExtra false the requests have no extra.
+function agentStepRequests(steps, fetches, seenKey, { withExtra = true, more = () => ({}) } = {}) {
+  return steps.map((s, i) => {
+    const seen = s.timing.start;
+    s.timing.start = fetches[i].fetchStart;
+    return {
+      timing: s.timing,
+      fetch: fetches[i],
+      outputTokens: s.outputTokens,
+      extra: withExtra ? { step: i + 1, finish_reason: s.finishReason, chunk_kind: [...new Set(s.kinds)].join(','), ...more(s), [seenKey]: BigInt(seen) } : {},
+    };
+  });
+}
+
 // writeFixtures writes NAME.otlp.json (every span, OTLP/HTTP JSON) and NAME.truth.json. The spans
 // come from the in-memory exporter (provider, exporter), or, for a package that insists on its
 // own tracer provider and exporter, as the ExportTraceServiceRequests it sent (otlpRequests).
@@ -275,4 +293,5 @@ module.exports = {
   packageVersions,
   mergeOTLP,
   writeFixtures,
+  agentStepRequests,
 };

@@ -115,17 +115,7 @@ await common.writeFixtures({
   provider,
   exporter,
   wallMinusPerf,
-  requests: steps.map((s, i) => {
-    // As in vercel7-agent: a step's start_unix_nano is when the client called fetch for it; its
-    // first event reaches the application later.
-    const firstEvent = s.timing.start;
-    s.timing.start = fetches[i].fetchStart;
-    return {
-      timing: s.timing,
-      fetch: fetches[i],
-      outputTokens: s.outputTokens,
-      extra: withTool ? { step: i + 1, finish_reason: s.finishReason, chunk_kind: [...new Set(s.kinds)].join(','), function_call: s.functionCall, first_event_unix_nano: BigInt(firstEvent) } : {},
-    };
-  }),
+  // As in vercel7-agent: a step's first event reaches the application after the fetch.
+  requests: common.agentStepRequests(steps, fetches, 'first_event_unix_nano', { withExtra: withTool, more: (s) => ({ function_call: s.functionCall }) }),
   notes: `${withTool ? "ADK LlmAgent with tool count_words (FunctionTool), maxOutputTokens 12. Step 1's last streamed event gets a functionCall part {name: count_words, args: {text}} on the client (lib/rewrite-gemini.cjs), its text parts unchanged, so the agent runs the tool and calls the model again; both steps count text deltas as chunks." : asWorkflow ? 'An ADK Workflow whose one node (START -> agent) is the LlmAgent without tools, maxOutputTokens 20: one streamed call.' : 'ADK LlmAgent without tools, maxOutputTokens 20: one streamed call.'} Model: ADK's Gemini class (@google/genai, Gemini API) against fakellm (GOOGLE_GEMINI_BASE_URL), InMemoryRunner.runAsync with streamingMode SSE (streamGenerateContent?alt=sse). chunk_unix_nano: every partial model event with non-empty text, when the application's loop got it; end_unix_nano: the complete model event ADK yields when the stream closes. A step's start_unix_nano is when @google/genai called fetch. The run: start ${appStart}, end ${appEnd} (unix ns). Spans: ADK's tracer (scope gcp.vertex.agent) on the global NodeTracerProvider; it stamps no TTFT on any span.`,
 });

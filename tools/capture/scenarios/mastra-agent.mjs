@@ -126,17 +126,7 @@ await common.writeFixtures({
   provider,
   exporter,
   wallMinusPerf,
-  requests: steps.map((s, i) => {
-    // As in vercel7-agent: a step's start_unix_nano is when the SDK called fetch for it; the
-    // step-start part reaches the application later.
-    const startStepPart = s.timing.start;
-    s.timing.start = fetches[i].fetchStart;
-    return {
-      timing: s.timing,
-      fetch: fetches[i],
-      outputTokens: s.outputTokens,
-      extra: withTool ? { step: i + 1, finish_reason: s.finishReason, chunk_kind: [...new Set(s.kinds)].join(','), start_step_part_unix_nano: BigInt(startStepPart) } : {},
-    };
-  }),
+  // As in vercel7-agent: the step-start part reaches the application after the fetch.
+  requests: common.agentStepRequests(steps, fetches, 'start_step_part_unix_nano', { withExtra: withTool }),
   notes: `${withTool ? `Mastra Agent with tool count_words, agent.stream(prompt, {maxSteps: 3, modelSettings: {maxOutputTokens: 12}}). Step 1's streamed text is rewritten on the client into a streamed tool call (lib/rewrite.cjs, as in vercel7-agent), so step 1 counts tool-call deltas as chunks and step 2 text deltas.` : 'Mastra Agent without tools, agent.stream(prompt, {maxSteps: 3, modelSettings: {maxOutputTokens: 20}}): one streamed Chat Completions call.'} Model: @ai-sdk/openai .chat() against fakellm (it sends stream_options.include_usage). chunk_unix_nano: every non-empty text-delta (or tool-call-delta) part of fullStream, when the application's loop got it. A step's start_unix_nano is when the SDK called fetch; start_step_part_unix_nano is when its step-start part reached the application. The run: start ${appStart}, end ${appEnd} (unix ns); total usage: input ${totalUsage && totalUsage.inputTokens}, output ${totalUsage && totalUsage.outputTokens}. Spans: exported by OtelExporter (config.exporter = an InMemorySpanExporter) with Mastra's own resource (service.name from the observability config); Mastra stamps span times from Date (whole ms).`,
 });

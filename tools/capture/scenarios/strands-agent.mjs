@@ -121,17 +121,7 @@ await common.writeFixtures({
   provider,
   exporter,
   wallMinusPerf,
-  requests: steps.map((s, i) => {
-    // As in vercel7-agent: a step's start_unix_nano is when the SDK called fetch for it; the
-    // message start event reaches the application later.
-    const messageStart = s.timing.start;
-    s.timing.start = fetches[i].fetchStart;
-    return {
-      timing: s.timing,
-      fetch: fetches[i],
-      outputTokens: s.outputTokens,
-      extra: withTool ? { step: i + 1, finish_reason: s.finishReason, chunk_kind: [...new Set(s.kinds)].join(','), message_start_unix_nano: BigInt(messageStart) } : {},
-    };
-  }),
+  // As in vercel7-agent: the message start event reaches the application after the fetch.
+  requests: common.agentStepRequests(steps, fetches, 'message_start_unix_nano', { withExtra: withTool }),
   notes: `${withTool ? `Strands Agent with tool count_words, OpenAIModel maxTokens 12. Step 1's streamed text is rewritten on the client into a streamed tool call (lib/rewrite.cjs, as in vercel7-agent), so step 1 counts tool-input deltas as chunks and step 2 text deltas.` : asGraph ? 'A Strands Graph whose one node is the agent without tools, graph.stream(prompt), OpenAIModel maxTokens 20: one streamed Chat Completions call.' : 'Strands Agent without tools, agent.stream(prompt), OpenAIModel maxTokens 20: one streamed Chat Completions call.'} Model: @strands-agents/sdk OpenAIModel with api 'chat' against fakellm (stream_options.include_usage). chunk_unix_nano: every non-empty textDelta (or toolUseInputDelta) of the model's stream events (modelStreamUpdateEvent), when the application's loop got it; end_unix_nano: the model's message stop event. A step's start_unix_nano is when the OpenAI client called fetch. The run: start ${appStart}, end ${appEnd} (unix ns). Spans: the SDK's Tracer on the global NodeTracerProvider (OTEL_SEMCONV_STABILITY_OPT_IN unset: gen_ai.system, not gen_ai.provider.name); it stamps no TTFT on any span.`,
 });

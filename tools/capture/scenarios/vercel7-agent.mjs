@@ -78,17 +78,8 @@ await common.writeFixtures({
   provider,
   exporter,
   wallMinusPerf,
-  requests: steps.map((s, i) => {
-    // The application does not start a step's request itself: a step's start_unix_nano is when
-    // the SDK called fetch for it. The start-step part reaches the application only later.
-    const startStepPart = s.timing.start;
-    s.timing.start = fetches[i].fetchStart;
-    return {
-      timing: s.timing,
-      fetch: fetches[i],
-      outputTokens: s.outputTokens,
-      extra: { step: i + 1, finish_reason: s.finishReason, chunk_kind: [...new Set(s.kinds)].join(','), start_step_part_unix_nano: BigInt(startStepPart) },
-    };
-  }),
+  // A step's start_unix_nano is when the SDK called fetch for it; the start-step part reaches the
+  // application only later (start_step_part_unix_nano).
+  requests: common.agentStepRequests(steps, fetches, 'start_step_part_unix_nano'),
   notes: `ToolLoopAgent.stream, stopWhen stepCountIs(3), tool count_words. Step 1's streamed text is rewritten on the client into a streamed tool call (lib/rewrite.cjs; same SSE events at the same times, content replaced), so step 1 counts tool-input deltas as chunks (one more than fakellm's arrivals: the closing "} rides on the finish event) and step 2 text deltas. A step's start_unix_nano is when the SDK called fetch; start_step_part_unix_nano is when its start-step part reached the application. The agent run: start ${appStart}, end ${appEnd} (unix ns); total usage: input ${totalUsage.inputTokens}, output ${totalUsage.outputTokens}.`,
 });
