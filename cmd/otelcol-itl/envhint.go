@@ -257,7 +257,11 @@ func (s *envSources) explain(err error) string {
 			}
 			named = append(named, describe(v, r.secret()))
 		}
-		byValue := (r.valueIn(text) || together[r.key()]) && r.within(scopes) || unsigned && r.beyondInt64()
+		big := false
+		if unsigned {
+			_, big = r.beyondInt64()
+		}
+		byValue := (r.valueIn(text) || together[r.key()]) && r.within(scopes) || big
 		if len(named) == 0 || !(r.keyIn(text) || r.sectionIn(text) || byValue) {
 			continue
 		}
@@ -291,11 +295,12 @@ func (s *envSources) explain(err error) string {
 // fix, quotes, makes the value a string that the key's decoder then refuses.
 const uint64Refused = "unsupported type=uint64"
 
-// beyondInt64 reports whether r's value, its references expanded, is a whole number YAML reads as
-// a uint64.
-func (r envSource) beyondInt64() bool {
-	n, err := strconv.ParseUint(strings.TrimSpace(expand(r.raw)), 0, 64)
-	return err == nil && n > math.MaxInt64
+// beyondInt64 returns r's value, its references expanded, and whether it is a whole number YAML
+// reads as a uint64.
+func (r envSource) beyondInt64() (string, bool) {
+	v := strings.TrimSpace(expand(r.raw))
+	n, err := strconv.ParseUint(v, 0, 64)
+	return v, err == nil && n > math.MaxInt64
 }
 
 // beyondInt64 names, after the resolver's uint64Refused error, the keys whose value caused it, with
@@ -310,8 +315,8 @@ func (s *envSources) beyondInt64(err error) string {
 	var lines []string
 	for _, d := range s.docs {
 		for _, r := range d {
-			if r.beyondInt64() {
-				lines = append(lines, fmt.Sprintf("%s: %s is beyond the largest whole number the collector reads, %d; give a smaller one", r.key(), strings.TrimSpace(expand(r.raw)), int64(math.MaxInt64)))
+			if v, big := r.beyondInt64(); big {
+				lines = append(lines, fmt.Sprintf("%s: %s is beyond the largest whole number the collector reads, %d; give a smaller one", r.key(), v, int64(math.MaxInt64)))
 			}
 		}
 	}
