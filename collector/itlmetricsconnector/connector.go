@@ -276,7 +276,7 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 	defer c.putBatch(b)
 	now := time.Now()
 	n := 0
-	pwalk.Spans(td, func(res pcommon.Map, span ptrace.Span) {
+	pwalk.SpansOutside(td, c.cfg.ExcludedScopes, func(res pcommon.Map, span ptrace.Span) {
 		if !c.read(ctx, b, span, res) {
 			return
 		}
