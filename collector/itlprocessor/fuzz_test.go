@@ -23,6 +23,7 @@ func FuzzConfig(f *testing.F) {
 		"drop_timeline: true\nmax_chunks: 3",
 		"chunk_event_names: [a, b, a]",
 		"excluded_scopes: [golden, \"\", \" x\"]",
+		"excluded_scopes: [golden]\ndrop_timeline: true",
 		"stall_threshold: 0s\ncompact_events: true\ndrop_timeline: true",
 	} {
 		f.Add(seed)
