@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
@@ -117,6 +119,86 @@ func TestExcludedScopes(t *testing.T) {
 				if timing[k] != v {
 					t.Errorf("generations by timing %v, want %v", timing, tc.timing)
 				}
+			}
+		})
+	}
+}
+
+// TestNestedModelCalls: a client model call whose parent span is another client model call of the
+// same request is counted in otelcol_connector_itl_metrics_spans_nested and logged, at most once a
+// minute, with both scopes and the fix: two instrumentations describe one request, which the
+// connector counts twice. Siblings, a SERVER span above its own CLIENT span, and a pair one of
+// whose scopes is excluded are no such pair; more than 16 model calls in a request take a map.
+func TestNestedModelCalls(t *testing.T) {
+	sibling := func(td ptrace.Traces, parent pcommon.SpanID, id byte, kind ptrace.SpanKind) ptrace.Span {
+		s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+		s.Scope().SetName("sdk.instrumentation")
+		span := s.Spans().AppendEmpty()
+		span.SetTraceID(pcommon.TraceID{0xc0})
+		span.SetSpanID(pcommon.SpanID{0xc0, id})
+		span.SetParentSpanID(parent)
+		span.SetKind(kind)
+		span.SetStartTimestamp(1_800_000_000_000_000_000)
+		span.SetEndTimestamp(1_800_000_000_500_000_000)
+		span.Attributes().PutStr("gen_ai.operation.name", "chat")
+		span.Attributes().PutStr("gen_ai.request.model", "m")
+		return span
+	}
+	for _, tc := range []struct {
+		name     string
+		excluded []string
+		traces   func(t *testing.T) ptrace.Traces
+		want     int64
+		scopes   [2]string // outer, inner
+	}{
+		{"OpenLLMetry's span above the proxy's", nil, func(t *testing.T) ptrace.Traces { td, _ := stackedRequest(t); return td }, 1, [2]string{openLLMetryScope, otelitlScope}},
+		{"the same, OpenLLMetry's scope excluded", []string{openLLMetryScope}, func(t *testing.T) ptrace.Traces { td, _ := stackedRequest(t); return td }, 0, [2]string{}},
+		{"two siblings under a span that is no model call", nil, func(t *testing.T) ptrace.Traces {
+			td := ptrace.NewTraces()
+			sibling(td, pcommon.SpanID{0xaa}, 1, ptrace.SpanKindClient)
+			sibling(td, pcommon.SpanID{0xaa}, 2, ptrace.SpanKindClient)
+			return td
+		}, 0, [2]string{}},
+		{"a gateway's SERVER span above its CLIENT span", nil, func(t *testing.T) ptrace.Traces {
+			td := ptrace.NewTraces()
+			server := sibling(td, pcommon.SpanID{}, 1, ptrace.SpanKindServer)
+			sibling(td, server.SpanID(), 2, ptrace.SpanKindClient)
+			return td
+		}, 0, [2]string{}},
+		{"one pair among 40 model calls", nil, func(t *testing.T) ptrace.Traces {
+			td := ptrace.NewTraces()
+			for i := range 39 {
+				sibling(td, pcommon.SpanID{0xaa}, byte(i+1), ptrace.SpanKindClient)
+			}
+			sibling(td, pcommon.SpanID{0xc0, 7}, 100, ptrace.SpanKindClient)
+			return td
+		}, 1, [2]string{"sdk.instrumentation", "sdk.instrumentation"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestConnector(t, func(cfg *Config) { cfg.ExcludedScopes = tc.excluded }, new(consumertest.MetricsSink))
+			core, logs := observer.New(zap.WarnLevel)
+			c.logger = zap.New(core)
+			for range 2 {
+				if err := c.ConsumeTraces(context.Background(), tc.traces(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := ownTotal(t, c, "otelcol_connector_itl_metrics_spans_nested"); n != 2*tc.want {
+				t.Errorf("%d nested model calls counted over two requests, want %d", n, 2*tc.want)
+			}
+			entries := logs.FilterMessageSnippet("excluded_scopes").All()
+			if tc.want == 0 {
+				if len(entries) != 0 {
+					t.Errorf("logged %q, want nothing", entries[0].Message)
+				}
+				return
+			}
+			if len(entries) != 1 {
+				t.Fatalf("%d log lines over two requests within a minute, want 1", len(entries))
+			}
+			f := entries[0].ContextMap()
+			if f["outer_scope"] != tc.scopes[0] || f["inner_scope"] != tc.scopes[1] {
+				t.Errorf("logged scopes %v and %v, want %v", f["outer_scope"], f["inner_scope"], tc.scopes)
 			}
 		})
 	}
