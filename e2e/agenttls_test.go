@@ -21,18 +21,18 @@ import (
 	"github.com/otelitl/itl/otelitl"
 )
 
-// startAgent runs a shipped config on fresh loopback ports with env added, and waits for its
-// receivers. A collector that exits because one of its ports was taken since freePort handed it
+// startAgent runs a shipped config on fresh loopback ports with env added (and args after its
+// --config, such as a yaml: URI that sets a key), and waits for its receivers. A collector that exits because one of its ports was taken since freePort handed it
 // out is started again on new ports, up to three times, as startShipped does. Its queue is in a
 // directory of its own (agent.yaml's ITL_QUEUE_DIR) unless env sets one: an agent given the
 // default would write under /var/lib, and hand what it queued to the next agent started.
-func startAgent(t *testing.T, bin, config string, env []string) (*proc, collectorPorts) {
+func startAgent(t *testing.T, bin, config string, env []string, args ...string) (*proc, collectorPorts) {
 	t.Helper()
 	env = append([]string{"ITL_QUEUE_DIR=" + t.TempDir()}, env...) // a later ITL_QUEUE_DIR in env wins
 	for attempt := 1; ; attempt++ {
 		ports := newCollectorPorts(t)
 		p := start(t, fmt.Sprintf("agent-%s-%d", strings.TrimSuffix(config, ".yaml"), attempt), append(ports.env(), env...), bin,
-			"--config", filepath.Join(repoRoot(), "exporter-config", config))
+			append([]string{"--config", filepath.Join(repoRoot(), "exporter-config", config)}, args...)...)
 		err := waitListening(p, 30*time.Second, ports.grpc, ports.http)
 		if err == nil {
 			return p, ports

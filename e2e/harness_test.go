@@ -17,11 +17,16 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
+	buildMu  sync.Mutex
+	buildDir string // the built programs, removed when the test binary ends
+	builds   = map[string]*builtProgram{}
 )
+
+// builtProgram is a program of cmd/ built for this test binary, or why it could not be.
+type builtProgram struct {
+	bin string
+	err error
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -32,23 +37,37 @@ func TestMain(m *testing.M) {
 }
 
 // buildCollector builds cmd/otelcol-itl once per test binary and returns its path.
-func buildCollector(t *testing.T) string {
+func buildCollector(t *testing.T) string { return buildProgram(t, "otelcol-itl") }
+
+// buildProxy builds cmd/otelitl-proxy once per test binary and returns its path.
+func buildProxy(t *testing.T) string { return buildProgram(t, "otelitl-proxy") }
+
+// buildProgram builds cmd/name (a module of its own) once per test binary, as a user builds it
+// from a checkout, and returns its path.
+func buildProgram(t *testing.T, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "otelcol-itl-e2e-"); buildErr != nil {
-			return
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	b := builds[name]
+	if b == nil {
+		b = &builtProgram{}
+		builds[name] = b
+		if buildDir == "" {
+			buildDir, b.err = os.MkdirTemp("", "otelcol-itl-e2e-")
 		}
-		buildBin = filepath.Join(buildDir, "otelcol-itl")
-		cmd := exec.Command("go", "build", "-o", buildBin, ".")
-		cmd.Dir = filepath.Join(repoRoot(), "cmd", "otelcol-itl") // its own module
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building otelcol-itl: %v\n%s", err, out)
+		if b.err == nil {
+			b.bin = filepath.Join(buildDir, name)
+			cmd := exec.Command("go", "build", "-o", b.bin, ".")
+			cmd.Dir = filepath.Join(repoRoot(), "cmd", name) // its own module
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.err = fmt.Errorf("building %s: %v\n%s", name, err, out)
+			}
 		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
 	}
-	return buildBin
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
 }
 
 var promVersion = regexp.MustCompile(`(?m)^prometheus, version (\d+)\.`)
