@@ -256,6 +256,35 @@ service: {pipelines: {traces: {receivers: [otlp], processors: [itl], exporters: 
 	}
 }
 
+// An empty name in excluded_scopes, which would exclude no span, is refused by validate with the
+// component, the key's index and the fix, for the processor and the connector alike: the
+// distribution runs both components' checks of the setting.
+func TestValidateRefusesEmptyExcludedScope(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "scopes.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+receivers: {otlp: {protocols: {grpc: {endpoint: 127.0.0.1:4317}}}}
+processors: {itl: {excluded_scopes: [""]}}
+connectors: {itl_metrics: {excluded_scopes: [app.llm.instrumentation, ""]}}
+exporters: {debug: {}}
+service:
+  pipelines:
+    traces: {receivers: [otlp], processors: [itl], exporters: [itl_metrics]}
+    metrics: {receivers: [itl_metrics], exporters: [debug]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := otelcolItl(t, nil, "validate", "--config", cfg)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1\n%s", code, out)
+	}
+	const fix = "a scope name must not be empty; write the instrumentation scope's name as its spans carry it, such as @traceloop/instrumentation-openai"
+	for _, want := range []string{"processors::itl: excluded_scopes[0]: " + fix, "connectors::itl_metrics: excluded_scopes[1]: " + fix} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate printed no %q:\n%s", want, out)
+		}
+	}
+}
+
 // A component's own decoding error follows the component's name, without the empty name (two single quotes) the
 // collector's decoder put between them. A misspelt key's error is a list the decoder puts on lines
 // of their own ("decoding failed due to the following error(s):"), and the first of them began with
