@@ -92,7 +92,7 @@ func TestCaptured(t *testing.T) {
 
 // TestWritten reads the fixtures written from the source code of instrumentations whose packages
 // cannot run here (testdata/written: Pydantic AI, vLLM, OpenLIT and OpenLLMetry Python, Langfuse
-// Python, LiteLLM).
+// Python, LiteLLM, LangSmith Python).
 func TestWritten(t *testing.T) {
 	for _, wc := range golden.LoadWritten(t) {
 		t.Run(wc.Name, func(t *testing.T) {
