@@ -128,7 +128,30 @@ const (
 //
 // The provider is the run's metadata ls_provider (LangChain's id, "openai" for ChatOpenAI),
 // exported as langsmith.metadata.ls_provider: gen_ai.system is guessed from the model's name
-// (setGenAiSystem) and is "langchain" for a name it does not know. Usage is
+// (setGenAiSystem) and is "langchain" for a name it does not know. Each LangChain chat model class
+// sets ls_provider in getLsParams; read in the npm packages' dist files: "openai"
+// (@langchain/openai 1.6.0 dist/chat_models/base.js; ChatDeepSeek of @langchain/deepseek 1.1.13
+// inherits it), "azure" (dist/azure/chat_models/index.js), "anthropic" (@langchain/anthropic
+// 1.5.11 dist/chat_models.js), "google_vertexai" (@langchain/google-common 2.3.2
+// dist/chat_models.js, under ChatVertexAI of @langchain/google-vertexai and ChatGoogle of
+// @langchain/google-gauth 2.3.2, whichever platform they reach), "google_genai"
+// (@langchain/google-genai 2.3.2 dist/chat_models.js), "amazon_bedrock" (@langchain/aws 1.4.5
+// dist/chat_models.js), "mistral" (@langchain/mistralai 1.2.0), "groq" (@langchain/groq 1.3.1),
+// "cohere" (@langchain/cohere 1.0.5), "xai" (@langchain/xai 1.4.15 dist/chat_models/completions.js
+// and responses.js), "ollama" (@langchain/ollama 1.3.0), "cerebras" (@langchain/cerebras 1.0.4),
+// and in @langchain/community 1.1.29 dist/chat_models: "bedrock" (bedrock/web.js BedrockChat),
+// "watsonx" (ibm.js), "fireworks", "together" (togetherai.js), "novita", and "Perplexity"
+// (perplexity.js sets none: @langchain/core 1.4.0 dist/language_models/chat_models.js
+// getLsParams writes the class name less "Chat"). LangSmith Python's Google ADK integration
+// writes "google_ai" or "google_vertexai" (integrations/google_adk/_client.py _get_ls_provider),
+// its wrappers "openai", "azure", "anthropic" and "google" (wrappers/_openai.py, _anthropic.py,
+// _gemini.py). The Python langchain-* packages write "google_vertexai", "google_genai",
+// "amazon_bedrock", "mistral", "azure" and "deepseek" (ChatDeepSeek's own; seen in Python
+// source in a public code index, not in an installed package); the others were not seen. On a
+// span with langsmith.span.kind, an ls_provider of LangChain's spelling is read as the
+// conventions' name (gcp.vertex_ai, gcp.gemini, aws.bedrock, azure.ai.openai, mistral_ai, x_ai,
+// ibm.watsonx.ai, perplexity; "google" as gcp.gen_ai); ollama, fireworks, together, cerebras and
+// novita have none and stay as written. Usage is
 // langsmith.usage_metadata, a JSON object as a string ({"input_tokens":..,"output_tokens":..}):
 // the translator writes gen_ai.usage.* only when it finds usage_metadata under a message's
 // kwargs (getUnifiedRunTokens), which a LangChain JS run's outputs hold as class instances, not

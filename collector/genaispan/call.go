@@ -565,15 +565,35 @@ func usageDetail(v pcommon.Value, key, openaiKey string) (n int64, found bool, w
 }
 
 // normalizedProvider is the span's provider under the conventions' name (normalizeProvider); on
-// LiteLLM's spans (itlconv.LiteLLMMarkerKey) LiteLLM's own provider names first (liteLLMProviders).
+// LiteLLM's spans (itlconv.LiteLLMMarkerKey) LiteLLM's own provider names first (liteLLMProviders);
+// on LangSmith's (itlconv.LangSmithSpanKindKey), when the provider is its ls_provider, LangChain's
+// names first (langChainProviders).
 func (d *Decoder) normalizedProvider() string {
 	p := d.provider()
-	if d.fields.present(fLiteLLMMarker) {
+	fs := &d.fields
+	if fs.present(fLiteLLMMarker) {
 		if q, ok := liteLLMProviders[p]; ok {
 			return q
 		}
 	}
+	if fs.present(fLangSmithKind) && p == fs.str(fLangSmithProv) {
+		if q, ok := langChainProviders[p]; ok {
+			return q
+		}
+	}
 	return normalizeProvider(p)
+}
+
+// langChainProviders maps the ls_provider ids of LangChain's chat models (getLsParams, which
+// LangSmith writes as langsmith.metadata.ls_provider; itlconv.LangSmithProviderKey lists where
+// each was read) and of LangSmith Python's own integrations to the conventions' names where they
+// differ and normalizeProvider does not already map them ("azure", "mistral", "xai", and
+// LangSmith's "google", gcp.gen_ai). ollama, fireworks, together, cerebras, novita, ... have no
+// convention's name and stay as written.
+var langChainProviders = map[string]string{
+	"google_vertexai": "gcp.vertex_ai", "google_genai": "gcp.gemini", "google_ai": "gcp.gemini",
+	"amazon_bedrock": "aws.bedrock", "bedrock": "aws.bedrock", "watsonx": "ibm.watsonx.ai",
+	"Perplexity": "perplexity",
 }
 
 // liteLLMProviders maps LiteLLM's provider names (custom_llm_provider, litellm/types/utils.py

@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/genaispan"
+	"github.com/otelitl/itl/collector/pwalk"
+	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -114,5 +116,100 @@ func TestLangSmithProviderAndUsage(t *testing.T) {
 	s.Attributes().PutStr("gen_ai.provider.name", "anthropic")
 	if p := genaispan.New(genaispan.Config{}).Read(s, false).Provider; p != "anthropic" {
 		t.Errorf("provider %q with gen_ai.provider.name anthropic, want anthropic", p)
+	}
+}
+
+// writtenSpans returns a copy of the spans of a fixture of testdata/written.
+func writtenSpans(t *testing.T, name string) []ptrace.Span {
+	t.Helper()
+	for _, wc := range golden.LoadWritten(t) {
+		if wc.Name == name {
+			var spans []ptrace.Span
+			pwalk.Spans(wc.Traces, func(_ pcommon.Map, s ptrace.Span) {
+				c := ptrace.NewSpan()
+				s.CopyTo(c)
+				spans = append(spans, c)
+			})
+			return spans
+		}
+	}
+	t.Fatalf("no written fixture %s", name)
+	return nil
+}
+
+// langChainProviders are the ls_provider values LangChain's chat models write (getLsParams in the
+// JS packages' dist files, see itlconv.LangSmithProviderKey) and LangSmith Python's own
+// integrations, with the conventions' gen_ai.provider.name each stands for; a value of no
+// convention's name stays as written.
+var langChainProviders = []struct{ ls, want string }{
+	{"openai", "openai"},
+	{"anthropic", "anthropic"},
+	{"azure", "azure.ai.openai"},
+	{"google_vertexai", "gcp.vertex_ai"},
+	{"google_genai", "gcp.gemini"},
+	{"google_ai", "gcp.gemini"},
+	{"amazon_bedrock", "aws.bedrock"},
+	{"bedrock", "aws.bedrock"},
+	{"mistral", "mistral_ai"},
+	{"groq", "groq"},
+	{"cohere", "cohere"},
+	{"deepseek", "deepseek"},
+	{"xai", "x_ai"},
+	{"watsonx", "ibm.watsonx.ai"},
+	{"Perplexity", "perplexity"},
+	{"ollama", "ollama"},
+	{"fireworks", "fireworks"},
+	{"together", "together"},
+	{"cerebras", "cerebras"},
+	{"novita", "novita"},
+}
+
+// TestLangSmithProviderNames: the provider LangSmith writes as langsmith.metadata.ls_provider is
+// LangChain's id of the chat model class (google_vertexai, amazon_bedrock, ...); it is read as the
+// conventions' name where there is one, on the JS span (langsmith-llm) and on LangSmith Python's
+// llm span alike. Before, every id but openai, anthropic, groq, cohere and deepseek (the
+// conventions' own) and azure, mistral and xai (which other instrumentations write too) was
+// reported as written: google_vertexai for gcp.vertex_ai, amazon_bedrock for aws.bedrock.
+func TestLangSmithProviderNames(t *testing.T) {
+	var python ptrace.Span
+	for _, s := range writtenSpans(t, "langsmith-python-chain") {
+		if s.Name() == "ChatOpenAI" {
+			python = s
+		}
+	}
+	for name, span := range map[string]ptrace.Span{"js": langSmithSpan(t, "langsmith-llm"), "python": python} {
+		for _, tc := range langChainProviders {
+			s := ptrace.NewSpan()
+			span.CopyTo(s)
+			s.Attributes().PutStr(itlconv.LangSmithProviderKey, tc.ls)
+			if c := genaispan.New(genaispan.Config{}).Read(s, false); !c.ModelCall || c.Provider != tc.want {
+				t.Errorf("%s: ls_provider %q: model call %v, provider %q, want %q", name, tc.ls, c.ModelCall, c.Provider, tc.want)
+			}
+		}
+	}
+}
+
+// TestLangChainProviderNamesOnlyOnLangSmith: LangChain's ids are mapped only where LangSmith wrote
+// them (langsmith.span.kind beside ls_provider): another instrumentation's gen_ai.system or
+// gen_ai.provider.name of the same spelling stays as written, and so does ls_provider on a span
+// without langsmith.span.kind; gen_ai.provider.name still comes before ls_provider.
+func TestLangChainProviderNamesOnlyOnLangSmith(t *testing.T) {
+	for _, key := range []string{"gen_ai.system", "gen_ai.provider.name", itlconv.LangSmithProviderKey} {
+		for _, ls := range []string{"google_vertexai", "google_genai", "amazon_bedrock", "watsonx", "Perplexity"} {
+			s := ptrace.NewSpan()
+			s.SetStartTimestamp(1_000_000_000)
+			s.SetEndTimestamp(2_000_000_000)
+			s.Attributes().PutStr("gen_ai.operation.name", "chat")
+			s.Attributes().PutStr(key, ls)
+			if p := genaispan.New(genaispan.Config{}).Read(s, false).Provider; p != ls {
+				t.Errorf("%s %q on a span without %s: provider %q, want it as written", key, ls, itlconv.LangSmithSpanKindKey, p)
+			}
+		}
+	}
+	s := langSmithSpan(t, "langsmith-llm")
+	s.Attributes().PutStr(itlconv.LangSmithProviderKey, "google_vertexai")
+	s.Attributes().PutStr("gen_ai.provider.name", "google_genai")
+	if p := genaispan.New(genaispan.Config{}).Read(s, false).Provider; p != "google_genai" {
+		t.Errorf("gen_ai.provider.name google_genai beside ls_provider google_vertexai: provider %q, want google_genai as written", p)
 	}
 }
