@@ -112,9 +112,9 @@ const (
 	LangfuseUsageDetailsKey = "langfuse.observation.usage_details"
 )
 
-// LangSmith (langchain-ai/langsmith-sdk, JS, the npm package langsmith) in its OpenTelemetry mode
-// (LANGSMITH_OTEL_ENABLED=true or LANGSMITH_TRACING_MODE=otel, with initializeOTEL from
-// langsmith/experimental/otel/setup): its translator (langsmith 0.12.0,
+// LangSmith (langchain-ai/langsmith-sdk, JS, the npm package langsmith; Python below) in its
+// OpenTelemetry mode (LANGSMITH_OTEL_ENABLED=true or LANGSMITH_TRACING_MODE=otel, with
+// initializeOTEL from langsmith/experimental/otel/setup): its translator (langsmith 0.12.0,
 // lib/experimental/otel/translator.js, setSpanAttributes) writes every LangChain or LangGraph run
 // it gets as langsmith.span.kind (the run type: llm, chain, tool, retriever, embedding, prompt,
 // parser, ...) and gen_ai.operation.name by WELL_KNOWN_OPERATION_NAMES: llm -> chat, tool ->
@@ -157,10 +157,28 @@ const (
 // kwargs (getUnifiedRunTokens), which a LangChain JS run's outputs hold as class instances, not
 // serialised, so a streamed ChatOpenAI call had none. No timing: no first-token time, and no
 // events (a run's new_token events are not exported).
+//
+// LangSmith Python (langsmith-sdk bc8dd672, python/langsmith 0.11.1) in the same mode
+// (LANGSMITH_OTEL_ENABLED=true; python/langsmith/_internal/otel/_otel_exporter.py OTELExporter)
+// makes one span per run, unlike JS: a run's post starts a span (the run's name, its start_time,
+// the parent run's span as parent), its patch ends it at the run's end_time. It writes the same
+// langsmith.span.kind and WELL_KNOWN_OPERATION_NAMES, gen_ai.system by a like guess ("langchain",
+// "gemini", "vertex_ai", "az.ai.openai", ...), every metadata key as langsmith.metadata.<key>
+// (ls_provider among them; a dict as a JSON string), and gen_ai.usage.* from the outputs'
+// usage_metadata, which LangChain Python serialises (dumpd), so a LangChain model run has its
+// tokens there. It writes no events and no first_token_time (a field of the runs LangSmith's API
+// returns): a LangChain run's new_token events are dropped, so no TTFT. Its Google ADK
+// integration (python/langsmith/integrations/google_adk/_client.py wrap_flow_call_llm_async)
+// writes on its llm run the metadata time_to_first_token, the seconds from the run's start (the
+// span's) to ADK's first partial event (SSE streaming only), and usage_metadata: read as
+// LangSmithTimeToFirstTokenKey (on a span with langsmith.span.kind) and LangSmithMetadataUsageKey
+// (when LangSmithUsageKey, JS's copy of it, is absent).
 const (
-	LangSmithSpanKindKey = "langsmith.span.kind"
-	LangSmithProviderKey = "langsmith.metadata.ls_provider"
-	LangSmithUsageKey    = "langsmith.usage_metadata"
+	LangSmithSpanKindKey         = "langsmith.span.kind"
+	LangSmithProviderKey         = "langsmith.metadata.ls_provider"
+	LangSmithUsageKey            = "langsmith.usage_metadata"
+	LangSmithMetadataUsageKey    = "langsmith.metadata.usage_metadata"
+	LangSmithTimeToFirstTokenKey = "langsmith.metadata.time_to_first_token"
 )
 
 // LangSmithModelCallKinds are the langsmith.span.kind values (LangSmith run types) of a request to

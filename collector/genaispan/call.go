@@ -108,8 +108,9 @@ func (c *Call) reject(why Reason) {
 //     (s); ai.response.msToFirstChunk or ai.stream.msToFirstChunk (ms);
 //     gen_ai.server.time_to_first_token (s; ms on a Strands span); Langfuse's completion start
 //     time minus the span start; Mastra's completion start time minus the span start (none, and
-//     nothing malformed, when it is before the start: an earlier step's); OpenInference's
-//     first-token event minus the span start; on SERVER spans, vLLM's
+//     nothing malformed, when it is before the start: an earlier step's); on a LangSmith span,
+//     langsmith.metadata.time_to_first_token (s; LangSmith Python's Google ADK integration);
+//     OpenInference's first-token event minus the span start; on SERVER spans, vLLM's
 //     gen_ai.latency.time_to_first_token (s). A value that is not finite, is negative or exceeds
 //     the span's duration is malformed: no time to first chunk, and no later source is tried.
 //     A span whose request says it was not streamed (gen_ai.request.stream, else the other flags
@@ -394,6 +395,12 @@ func (d *Decoder) ttft(c *Call, span ptrace.Span) (float64, string, Reason) {
 		// one, and nothing malformed about it.
 		return completionStart(v, itlconv.MastraCompletionStartTimeKey, c, true)
 	}
+	if v, ok := fs.get(fLangSmithTTFT); ok && fs.present(fLangSmithKind) {
+		// LangSmith Python's Google ADK integration: the seconds from its llm run's start, which is
+		// the span's, to the first partial event.
+		secs, why := seconds(v, 1, limit)
+		return secs, itlconv.LangSmithTimeToFirstTokenKey, why
+	}
 	if c.firstToken >= 0 {
 		secs, why := sinceStart(int64(span.Events().At(c.firstToken).Timestamp()), c.Start, c.End)
 		return secs, itlconv.OpenInferenceFirstTokenEvent, why
@@ -493,24 +500,26 @@ func parseTime(s string) (int64, bool) {
 
 // Token count sources, in the order Read tries them; the first present decides.
 var (
-	outputSources = [...]field{fOutputTokens, fVercelOutput, fOIOutput, fLangfuseUsage, fLangSmithUsage, fUsageCompletion, fVercelCompletion}
-	inputSources  = [...]field{fInputTokens, fVercelInput, fOIInput, fLangfuseUsage, fLangSmithUsage, fUsagePrompt, fVercelPrompt}
+	outputSources = [...]field{fOutputTokens, fVercelOutput, fOIOutput, fLangfuseUsage, fLangSmithUsage, fLangSmithMetaUsage, fUsageCompletion, fVercelCompletion}
+	inputSources  = [...]field{fInputTokens, fVercelInput, fOIInput, fLangfuseUsage, fLangSmithUsage, fLangSmithMetaUsage, fUsagePrompt, fVercelPrompt}
 )
 
 // usage reads a token count from the first source present; for Langfuse's usage details (a JSON
 // object in a string) from its key, else its OpenAI-style key; for LangSmith's usage metadata
-// (likewise) from key_tokens. A count that is not a whole number from 0 to itlconv.MaxTokens is
-// malformed.
-func (d *Decoder) usage(sources [7]field, key, openaiKey string) (int64, bool, Reason) {
+// (likewise; JS's or Python's key) from key_tokens. A count that is not a whole number from 0 to
+// itlconv.MaxTokens is malformed.
+func (d *Decoder) usage(sources [8]field, key, openaiKey string) (int64, bool, Reason) {
 	fs := &d.fields
 	for _, f := range sources {
 		v, ok := fs.get(f)
-		if !ok {
+		if !ok || f == fLangSmithMetaUsage && fs.present(fLangSmithUsage) {
+			// LangSmith JS writes the metadata's usage_metadata as langsmith.usage_metadata too
+			// (and the outputs' over it): where that is present it decides alone.
 			continue
 		}
-		if f == fLangfuseUsage || f == fLangSmithUsage {
+		if f == fLangfuseUsage || f == fLangSmithUsage || f == fLangSmithMetaUsage {
 			k, alt := key, openaiKey
-			if f == fLangSmithUsage {
+			if f != fLangfuseUsage {
 				// LangChain's UsageMetadata: {"input_tokens":..,"output_tokens":..}.
 				k, alt = key+"_tokens", key+"_tokens"
 			}

@@ -213,3 +213,73 @@ func TestLangChainProviderNamesOnlyOnLangSmith(t *testing.T) {
 		t.Errorf("gen_ai.provider.name google_genai beside ls_provider google_vertexai: provider %q, want google_genai as written", p)
 	}
 }
+
+// adkLLMSpan returns a copy of the llm span of the written fixture langsmith-python-adk (LangSmith
+// Python's Google ADK integration).
+func adkLLMSpan(t *testing.T) ptrace.Span {
+	t.Helper()
+	for _, s := range writtenSpans(t, "langsmith-python-adk") {
+		if v, _ := s.Attributes().Get(itlconv.LangSmithSpanKindKey); v.Str() == "llm" {
+			return s
+		}
+	}
+	t.Fatal("no llm span in langsmith-python-adk")
+	return ptrace.Span{}
+}
+
+// TestLangSmithTimeToFirstToken: LangSmith Python's Google ADK integration writes the seconds from
+// its llm run's start (the span's) to the first partial event as the metadata time_to_first_token,
+// exported as langsmith.metadata.time_to_first_token, and the usage as the JSON metadata
+// usage_metadata (langsmith.metadata.usage_metadata): both were ignored, so a streamed ADK call
+// through LangSmith had no TTFT and no tokens. A value that is no number, negative or past the
+// span's end is malformed, as every seconds source's; on a span without langsmith.span.kind the
+// key is not read.
+func TestLangSmithTimeToFirstToken(t *testing.T) {
+	c := genaispan.New(genaispan.Config{}).Read(adkLLMSpan(t), false)
+	if !c.ModelCall || c.Model != "gemini-2.5-flash" || c.Provider != "gcp.gemini" {
+		t.Fatalf("model call %v, model %q, provider %q: want gemini-2.5-flash of gcp.gemini", c.ModelCall, c.Model, c.Provider)
+	}
+	if !c.Figures.HasTTFT || c.Figures.TTFT != 0.4168253421783447 || c.TTFTSource != itlconv.LangSmithTimeToFirstTokenKey {
+		t.Errorf("time to first chunk %v (%v) from %q, want 0.4168253421783447 from %s", c.Figures.TTFT, c.Figures.HasTTFT, c.TTFTSource, itlconv.LangSmithTimeToFirstTokenKey)
+	}
+	if !c.Figures.HasOutputTokens || c.Figures.OutputTokens != 8 || !c.HasInputTokens || c.InputTokens != 21 {
+		t.Errorf("tokens out %d (%v), in %d (%v): want 8 and 21 from %s", c.Figures.OutputTokens, c.Figures.HasOutputTokens, c.InputTokens, c.HasInputTokens, itlconv.LangSmithMetadataUsageKey)
+	}
+	if len(c.Malformed()) > 0 {
+		t.Errorf("malformed %v", c.Malformed())
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(s ptrace.Span)
+		ttft bool
+		bad  bool
+	}{
+		{"an integer", func(s ptrace.Span) { s.Attributes().PutInt(itlconv.LangSmithTimeToFirstTokenKey, 1) }, true, false},
+		{"a string", func(s ptrace.Span) { s.Attributes().PutStr(itlconv.LangSmithTimeToFirstTokenKey, "0.41") }, false, true},
+		{"negative", func(s ptrace.Span) { s.Attributes().PutDouble(itlconv.LangSmithTimeToFirstTokenKey, -0.1) }, false, true},
+		{"past the end", func(s ptrace.Span) { s.Attributes().PutDouble(itlconv.LangSmithTimeToFirstTokenKey, 2) }, false, true},
+		{"gen_ai.response.time_to_first_chunk first", func(s ptrace.Span) { s.Attributes().PutDouble("gen_ai.response.time_to_first_chunk", 0.5) }, true, false},
+		{"not LangSmith's", func(s ptrace.Span) { s.Attributes().Remove(itlconv.LangSmithSpanKindKey) }, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := adkLLMSpan(t)
+			tc.set(s)
+			c := genaispan.New(genaispan.Config{}).Read(s, false)
+			if !c.ModelCall {
+				t.Fatal("no model call")
+			}
+			if c.Figures.HasTTFT != tc.ttft {
+				t.Errorf("time to first chunk %v (%v) from %q, want one: %v", c.Figures.TTFT, c.Figures.HasTTFT, c.TTFTSource, tc.ttft)
+			}
+			if bad := len(c.Malformed()) > 0; bad != tc.bad {
+				t.Errorf("malformed %v, want malformed %v", c.Malformed(), tc.bad)
+			}
+		})
+	}
+	// gen_ai.usage.* and langsmith.usage_metadata (LangSmith JS's) come before the metadata's.
+	s := adkLLMSpan(t)
+	s.Attributes().PutStr(itlconv.LangSmithUsageKey, `{"output_tokens":5}`)
+	if c := genaispan.New(genaispan.Config{}).Read(s, false); c.Figures.OutputTokens != 5 {
+		t.Errorf("output tokens %d with %s 5 beside the metadata's 8, want 5", c.Figures.OutputTokens, itlconv.LangSmithUsageKey)
+	}
+}

@@ -2,6 +2,7 @@ package itlmetricsconnector
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -101,5 +102,57 @@ func TestLangSmithProviders(t *testing.T) {
 		if p := str(dp.Attributes(), "gen_ai.provider.name"); p != tc.want {
 			t.Errorf("ls_provider %q, gen_ai.system %q: provider %q, want %q", tc.ls, tc.system, p, tc.want)
 		}
+	}
+}
+
+// TestLangSmithPythonADK: LangSmith Python's spans of a streamed Google ADK call (written fixture
+// langsmith-python-adk) give one duration, one time to first chunk from
+// langsmith.metadata.time_to_first_token and the output tokens of langsmith.metadata.usage_metadata,
+// under gcp.gemini (ls_provider google_ai); the session's and the agent's chain spans add none.
+// Before, the call had no TTFT point and no token point.
+func TestLangSmithPythonADK(t *testing.T) {
+	var want golden.WrittenCase
+	for _, wc := range golden.LoadWritten(t) {
+		if wc.Name == "langsmith-python-adk" {
+			want = wc
+		}
+	}
+	if want.Name == "" {
+		t.Fatal("no written fixture langsmith-python-adk")
+	}
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	if err := c.ConsumeTraces(context.Background(), want.Traces); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	md := sink.AllMetrics()[0]
+	m := *want.Expected.Model
+	for _, w := range []struct {
+		metric string
+		sum    float64
+	}{
+		{itlconv.Duration.Name, want.Expected.DurationS[0]},
+		{itlconv.TimeToFirstChunk.Name, want.Expected.TTFTS[0]},
+	} {
+		points := histPoints(md, w.metric)
+		dp, ok := points[dpKey{model: m}]
+		if len(points) != 1 || !ok {
+			t.Errorf("%s: %d points, one of %s %v; want that one only", w.metric, len(points), m, ok)
+			continue
+		}
+		if dp.Count() != 1 || math.Abs(dp.Sum()-w.sum) > 1e-9 {
+			t.Errorf("%s: count %d, sum %v; want one of %v", w.metric, dp.Count(), dp.Sum(), w.sum)
+		}
+		if p := str(dp.Attributes(), "gen_ai.provider.name"); p != "gcp.gemini" {
+			t.Errorf("%s: provider %q, want gcp.gemini", w.metric, p)
+		}
+	}
+	if dp, ok := histPoints(md, itlconv.TokenUsage.Name)[dpKey{m, "gen_ai.token.type", "output"}]; !ok {
+		t.Errorf("no output token point; want %d", *want.Expected.OutputTokens)
+	} else if dp.Sum() != float64(*want.Expected.OutputTokens) {
+		t.Errorf("output tokens %v, want %d", dp.Sum(), *want.Expected.OutputTokens)
 	}
 }
