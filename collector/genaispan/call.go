@@ -585,12 +585,28 @@ func (d *Decoder) normalizedProvider() string {
 			return q
 		}
 	}
-	if fs.present(fLangSmithKind) && p == fs.str(fLangSmithProv) {
-		if q, ok := langChainProviders[p]; ok {
-			return q
+	if fs.present(fLangSmithKind) {
+		if p == fs.str(fLangSmithProv) {
+			if q, ok := langChainProviders[p]; ok {
+				return q
+			}
+		} else if p == fs.str(fSystem) {
+			if q, ok := langSmithGuesses[p]; ok {
+				return q
+			}
 		}
 	}
 	return normalizeProvider(p)
+}
+
+// langSmithGuesses maps the gen_ai.system LangSmith JS writes when the run has no ls_provider, a
+// guess from the model's name (setGenAiSystem, lib/experimental/otel/translator.js of langsmith
+// 0.12), to the conventions' names where it spells them otherwise. Its default, "langchain", names
+// no provider: the span gets none, as Strands' do. "gemini" may be the Gemini API or Vertex AI,
+// so it is the conventions' name for either, gcp.gen_ai.
+var langSmithGuesses = map[string]string{
+	"langchain": "", "az.ai.openai": "azure.ai.openai", "az.ai.inference": "azure.ai.inference",
+	"gemini": "gcp.gen_ai", "vertex_ai": "gcp.vertex_ai",
 }
 
 // langChainProviders maps the ls_provider ids of LangChain's chat models (getLsParams, which

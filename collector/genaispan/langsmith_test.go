@@ -283,3 +283,34 @@ func TestLangSmithTimeToFirstToken(t *testing.T) {
 		t.Errorf("output tokens %d with %s 5 beside the metadata's 8, want 5", c.Figures.OutputTokens, itlconv.LangSmithUsageKey)
 	}
 }
+
+// TestLangSmithGuessedProvider: without ls_provider, LangSmith JS writes as gen_ai.system a guess
+// from the model's name (setGenAiSystem in lib/experimental/otel/translator.js of langsmith 0.12),
+// "langchain" when the name says nothing. "langchain" names no provider, so the span has none;
+// the guesses spelled otherwise than the conventions are read as the conventions' names. The same
+// values on a span LangSmith did not write stay as written.
+func TestLangSmithGuessedProvider(t *testing.T) {
+	for guess, want := range map[string]string{
+		"langchain": "", "az.ai.openai": "azure.ai.openai", "az.ai.inference": "azure.ai.inference",
+		"gemini": "gcp.gen_ai", "vertex_ai": "gcp.vertex_ai", "xai": "x_ai", "anthropic": "anthropic", "aws.bedrock": "aws.bedrock",
+	} {
+		s := langSmithSpan(t, "langsmith-llm")
+		s.Attributes().Remove(itlconv.LangSmithProviderKey)
+		s.Attributes().PutStr("gen_ai.system", guess)
+		if p := genaispan.New(genaispan.Config{}).Read(s, false).Provider; p != want {
+			t.Errorf("LangSmith's guess %q without ls_provider: provider %q, want %q", guess, p, want)
+		}
+		o := ptrace.NewSpan()
+		o.SetStartTimestamp(1_000_000_000)
+		o.SetEndTimestamp(2_000_000_000)
+		o.Attributes().PutStr("gen_ai.operation.name", "chat")
+		o.Attributes().PutStr("gen_ai.system", guess)
+		asWritten := guess
+		if guess == "xai" {
+			asWritten = "x_ai" // every instrumentation's xai is read so
+		}
+		if p := genaispan.New(genaispan.Config{}).Read(o, false).Provider; p != asWritten {
+			t.Errorf("gen_ai.system %q on a span without %s: provider %q, want %q", guess, itlconv.LangSmithSpanKindKey, p, asWritten)
+		}
+	}
+}
