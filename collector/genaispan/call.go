@@ -97,7 +97,10 @@ func (c *Call) reject(why Reason) {
 //     its graph, node or memory spans; its gen_ai.system is Strands' service name, so it has no
 //     provider. Google ADK's model call (call_llm) has no operation and counts as a span of the
 //     legacy conventions; its gen_ai.system, itlconv.ADKSystem, names ADK, so it has no provider;
-//     its workflow's node spans (execute_node) are excluded by default. A span without a timeline
+//     its workflow's node spans (execute_node) are excluded by default. A span whose operation is
+//     "unknown" and that names no model is none: opentelemetry-instrumentation-openai-agents-v2
+//     writes it on the OpenAI Agents SDK's task, turn and custom spans (itlconv.UnknownOperation);
+//     its handoffs and guardrail checks are excluded by default. A span without a timeline
 //     that answered with a redirect (http.response.status_code 3xx) is a hop of a request sent
 //     again elsewhere, and no model call. A span whose gen_ai.operation.name is its
 //     llm.request.type, or that carries LiteLLM's metadata.user_api_key_hash beside
@@ -228,6 +231,11 @@ func (d *Decoder) modelCall(c *Call) bool {
 			if fs.present(fw.marker) && !slices.Contains(fw.ops, op) {
 				return false
 			}
+		}
+		if op == itlconv.UnknownOperation && d.model() == "" {
+			// The OpenAI Agents SDK's task, turn, custom and MCP spans, as
+			// opentelemetry-instrumentation-openai-agents-v2 writes them (itlconv.UnknownOperation).
+			return false
 		}
 		return !slices.Contains(d.excluded, op)
 	}

@@ -102,7 +102,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "exponential_number"), wantUnmarshalErr: "histogram.exponential: 160 is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
 		{id: component.NewIDWithName(Type, "buckets_list"), wantUnmarshalErr: "histogram.explicit.buckets: [0.1 0.5 1] is not a section; write its settings under it, such as histogram: {explicit: {buckets: {duration: [0.5, 1, 2, 5]}}}"},
 		{id: component.NewIDWithName(Type, "histogram_list"), wantUnmarshalErr: "histogram: [exponential] is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
-		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool execute_node plan retrieval fetch_response create_memory_store delete_memory_store create_memory update_memory upsert_memory search_memory delete_memory]"},
+		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool execute_node agent_handoff guardrail_check plan retrieval fetch_response create_memory_store delete_memory_store create_memory update_memory upsert_memory search_memory delete_memory]"},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
