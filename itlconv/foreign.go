@@ -320,6 +320,15 @@ var DefaultExcludedOperations = []string{
 // counts). The trace itself becomes a SERVER span "invoke_agent" (on_trace_start), excluded as
 // agents are. Every span carries gen_ai.provider.name and gen_ai.system, both "openai" unless
 // configured.
+//
+// opentelemetry-instrumentation-google-genai (generate_content.py) and
+// opentelemetry-instrumentation-vertexai (utils.py get_genai_request_attributes) write, without
+// OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (their default), gen_ai.system
+// "vertex_ai" or "gemini": GenAiSystemValues.VERTEX_AI.name.lower() (google-genai,
+// _determine_genai_system) and GenAiSystemValues.VERTEX_AI.value (vertexai), the conventions' names
+// before gcp.vertex_ai and gcp.gemini, read under those (genaispan, conventionsSystem). In the
+// experimental mode they write no provider on the span. vertexai wraps generate_content only, not
+// stream_generate_content: a streamed Vertex AI call gets no span.
 const (
 	OpenAIAgentsHandoffOperation   = "agent_handoff"
 	OpenAIAgentsGuardrailOperation = "guardrail_check"

@@ -611,12 +611,16 @@ var openInferenceProviders = map[string]string{
 
 // normalizeProvider maps another instrumentation's provider name to the conventions': the Vercel AI
 // SDK's ids carry the API after a dot ("openai.chat", "google.vertex.chat"), OpenInference has its
-// own names. A name the conventions know, or one nobody maps, stays as it is. It runs once per model
-// call: a name the conventions know, the usual case, is told by a switch on its bytes, before any
-// map look-up; then a map look-up per dot, no more.
+// own names, and the conventions' own gen_ai.system values of 1.34 and earlier name some otherwise
+// (conventionsSystem). A name the conventions know, or one nobody maps, stays as it is. It runs once
+// per model call: a name the conventions know, the usual case, is told by a switch on its bytes,
+// before any map look-up; then a map look-up per dot, no more.
 func normalizeProvider(p string) string {
 	if knownProvider(p) {
 		return p // also a conventions' name that starts like a Vercel id ("azure.ai.openai")
+	}
+	if q := conventionsSystem(p); q != "" {
+		return q
 	}
 	if q, ok := openInferenceProviders[p]; ok {
 		return q
@@ -631,6 +635,25 @@ func normalizeProvider(p string) string {
 		}
 		prefix = prefix[:i]
 	}
+}
+
+// conventionsSystem maps a gen_ai.system value of the conventions before gen_ai.provider.name
+// (semantic conventions 1.34 and earlier) to the provider name that replaced it, "" for any other.
+// opentelemetry-python-contrib's google-genai and vertexai instrumentations write "vertex_ai" and
+// "gemini" (GenAiSystemValues.VERTEX_AI, GEMINI; itlconv/foreign.go, at its end), which 1.34
+// deprecated for gcp.vertex_ai and gcp.gemini; 1.36 renamed az.ai.inference and az.ai.openai.
+func conventionsSystem(p string) string {
+	switch p {
+	case "vertex_ai":
+		return "gcp.vertex_ai"
+	case "gemini":
+		return "gcp.gemini"
+	case "az.ai.inference":
+		return "azure.ai.inference"
+	case "az.ai.openai":
+		return "azure.ai.openai"
+	}
+	return ""
 }
 
 // knownProvider reports whether p is one of the conventions' gen_ai.provider.name values.
