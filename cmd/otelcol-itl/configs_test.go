@@ -571,3 +571,51 @@ func TestAgentsForwardSpansOnly(t *testing.T) {
 		t.Error("no shipped configuration forwards spans without the connector: agent.yaml moved?")
 	}
 }
+
+// TestExcludedScopesFromOneVariable: every shipped configuration that runs our components reads
+// excluded_scopes for both from ITL_EXCLUDED_SCOPES, empty by default, so that one variable counts
+// a request that two instrumentations describe once (README, "Two instrumentations on one
+// request"): a processor and a connector that excluded different scopes would annotate spans the
+// metrics leave out, or the other way round. And the variable works: a YAML list in it reaches
+// both components of prometheus.yaml, and a name padded with a space is refused naming the key
+// and the variable.
+func TestExcludedScopesFromOneVariable(t *testing.T) {
+	const want = "${env:ITL_EXCLUDED_SCOPES:-[]}"
+	checked := 0
+	for _, c := range loadShipped(t) {
+		var raw map[string]any
+		if err := yaml.Unmarshal([]byte(c.raw), &raw); err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		for _, kind := range []string{"processors", "connectors"} {
+			for id, comp := range asMap(raw[kind]) {
+				if typeOf(id) != "itl" && typeOf(id) != "itl_metrics" {
+					continue
+				}
+				checked++
+				if got := str(get(comp, "excluded_scopes")); got != want {
+					t.Errorf("%s: %s.%s.excluded_scopes is %q, want %s", c.path, kind, id, got, want)
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d itl and itl_metrics components in the shipped configurations", checked)
+	}
+
+	config := filepath.Join("..", "..", "exporter-config", "prometheus.yaml")
+	out, code := otelcolItl(t, []string{`ITL_EXCLUDED_SCOPES=["@traceloop/instrumentation-openai", opentelemetry.instrumentation.openai.v1]`}, "print-config", "--config", config)
+	if code != 0 {
+		t.Fatalf("print-config: exit status %d\n%s", code, out)
+	}
+	list := "excluded_scopes:\n            - '@traceloop/instrumentation-openai'\n            - opentelemetry.instrumentation.openai.v1\n"
+	if n := strings.Count(out, list); n != 1 {
+		t.Errorf("the list reached %d components, want 1 (the connector; prometheus.yaml has no itl processor):\n%s", n, out)
+	}
+	out, code = otelcolItl(t, []string{"ITL_EXCLUDED_SCOPES=a, b"}, "validate", "--config", config)
+	for _, w := range []string{`excluded_scopes[1]: " b" has spaces at an end`, `ITL_EXCLUDED_SCOPES="a, b"`} {
+		if code != 1 || !strings.Contains(out, w) {
+			t.Errorf("ITL_EXCLUDED_SCOPES=a, b: exit status %d, want 1 and %q in:\n%s", code, w, out)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package genaispan
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/otelitl/itl/collector/internal/confcheck"
@@ -27,6 +29,13 @@ type Config struct {
 	// retrievals, memory calls: itlconv.DefaultExcludedOperations), so they add no duration, no
 	// tokens and no time to first chunk.
 	ExcludedOperations []string `mapstructure:"excluded_operations"`
+	// ExcludedScopes are the instrumentation scope names (the tracer's name, such as
+	// "@traceloop/instrumentation-openai") whose spans are never model calls. Two instrumentations
+	// on one call write two spans for one request, a framework's above an SDK's, or an
+	// application's instrumentation above otelitl-proxy's span, and each would count as a request;
+	// naming one of them here counts the request once. None by default: nothing tells the two
+	// spans apart on their own, and a guess would drop real requests.
+	ExcludedScopes []string `mapstructure:"excluded_scopes"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -38,6 +47,7 @@ const (
 	MaxStallThreshold = time.Hour
 	MaxMaxChunks      = 1 << 22 // 16 times the default: 32 MiB of offsets for one span
 	MaxOperations     = 64
+	MaxScopes         = 64
 )
 
 // DefaultConfig returns the default settings.
@@ -66,6 +76,26 @@ func (c *Config) Check() error {
 	for i, op := range c.ExcludedOperations {
 		if op == "" {
 			errs = append(errs, fmt.Errorf("excluded_operations[%d]: an operation name must not be empty; the default is %v", i, itlconv.DefaultExcludedOperations))
+		}
+	}
+	errs = append(errs, checkScopes(c.ExcludedScopes))
+	return errors.Join(errs...)
+}
+
+// checkScopes checks excluded_scopes: a bounded list of names as a tracer is named, each once.
+func checkScopes(scopes []string) error {
+	if len(scopes) > MaxScopes {
+		return fmt.Errorf("excluded_scopes: %d names, more than %d; list the instrumentation scopes whose spans another instrumentation already records", len(scopes), MaxScopes)
+	}
+	var errs []error
+	for i, s := range scopes {
+		switch {
+		case s == "":
+			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: a scope name must not be empty; write the instrumentation scope's name as its spans carry it, such as @traceloop/instrumentation-openai", i))
+		case strings.TrimSpace(s) != s:
+			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: %q has spaces at an end, which no scope name has, so it would exclude nothing; write %q", i, s, strings.TrimSpace(s)))
+		case slices.Contains(scopes[:i], s):
+			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: %q is listed twice; list each scope once", i, s))
 		}
 	}
 	return errors.Join(errs...)

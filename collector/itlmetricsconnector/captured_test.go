@@ -28,6 +28,11 @@ func TestCaptured(t *testing.T) {
 	if err := c.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// No scenario's model call is the child of another: one instrumentation writes one model
+	// call per request, however many spans surround it.
+	if n := ownTotal(t, c, "otelcol_connector_itl_metrics_spans_nested"); n != 0 {
+		t.Errorf("%d model calls counted as nested in another", n)
+	}
 	md := sink.AllMetrics()[0]
 	dur := histPoints(md, itlconv.Duration.Name)
 	ttft := histPoints(md, itlconv.TimeToFirstChunk.Name)

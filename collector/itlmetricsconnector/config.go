@@ -126,7 +126,7 @@ type Config struct {
 	Deduplicate DeduplicateConfig `mapstructure:"deduplicate"`
 
 	// Config holds the settings spans are read with, shared with the itl processor:
-	// stall_threshold, chunk_event_names, max_chunks and excluded_operations.
+	// stall_threshold, chunk_event_names, max_chunks, excluded_operations and excluded_scopes.
 	genaispan.Config `mapstructure:",squash"`
 
 	// prevent unkeyed literal initialization

@@ -63,7 +63,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "misspelled_dimension"), wantUnmarshalErr: "dimensions[1].defualt: not a setting; did you mean dimensions[1].default?\ndimensions[1].nam: not a setting; did you mean dimensions[1].name?"},
 		{id: component.NewIDWithName(Type, "misspelled_nested"), wantUnmarshalErr: "histogram.exponential.maxsize: not a setting; did you mean histogram.exponential.max_size?"},
 		{id: component.NewIDWithName(Type, "dotted"), wantUnmarshalErr: "histogram.exponential.max_size: not a setting as written; write it nested, one key a level (histogram: exponential: max_size:)"},
-		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, deduplicate, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},
+		{id: component.NewIDWithName(Type, "unknown"), wantUnmarshalErr: "bogus: not a setting; the settings here are add_instance_id, aggregation_cardinality_limit, aggregation_temporality, chunk_event_names, deduplicate, dimension_value_max_length, dimensions, exclude_dimensions, excluded_operations, excluded_scopes, exemplars, histogram, max_chunks, metrics_expiration, metrics_flush_interval, stall_threshold"},
 		{id: component.NewIDWithName(Type, "quoted_flush"), wantUnmarshalErr: `metrics_flush_interval: " 15 " has no unit; write it with one, such as 15s or 15ms`},
 		{id: component.NewIDWithName(Type, "fractional_limit"), wantUnmarshalErr: "aggregation_cardinality_limit: 0.5 is not a whole number; write a whole number, such as 1"},
 		{id: component.NewIDWithName(Type, "fractional_exemplars"), wantUnmarshalErr: "exemplars.max_per_data_point: 2.5 is not a whole number; write a whole number, such as 3"},
@@ -102,6 +102,8 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "exponential_number"), wantUnmarshalErr: "histogram.exponential: 160 is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
 		{id: component.NewIDWithName(Type, "buckets_list"), wantUnmarshalErr: "histogram.explicit.buckets: [0.1 0.5 1] is not a section; write its settings under it, such as histogram: {explicit: {buckets: {duration: [0.5, 1, 2, 5]}}}"},
 		{id: component.NewIDWithName(Type, "histogram_list"), wantUnmarshalErr: "histogram: [exponential] is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
+		{id: component.NewIDWithName(Type, "scopes"), want: def(func(c *Config) { c.ExcludedScopes = []string{"opentelemetry.instrumentation.openai.v1"} })},
+		{id: component.NewIDWithName(Type, "scopes_many"), wantErr: "excluded_scopes: 65 names, more than 64; list the instrumentation scopes whose spans another instrumentation already records"},
 		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool execute_node agent_handoff guardrail_check plan retrieval fetch_response create_memory_store delete_memory_store create_memory update_memory upsert_memory search_memory delete_memory]"},
 	}
 	seen := map[string]bool{}

@@ -102,12 +102,15 @@ type itlMetrics struct {
 	bounded     metric.Int64Counter
 	expired     metric.Int64Counter
 	duplicates  metric.Int64Counter
-	seriesGauge metric.Registration
-	nSeries     atomic.Int64       // len(series), for the series gauge's callback, which takes no lock
-	self        metric.AddOption   // connector: the instance's id
-	selfOpts    []metric.AddOption // self, as a slice made once
-	reasons     map[genaispan.Reason]metric.AddOption
-	boundOpts   [numBounds]metric.AddOption
+	nested      metric.Int64Counter
+	// nestedLogged is when checkNested last logged (Unix ns).
+	nestedLogged atomic.Int64
+	seriesGauge  metric.Registration
+	nSeries      atomic.Int64       // len(series), for the series gauge's callback, which takes no lock
+	self         metric.AddOption   // connector: the instance's id
+	selfOpts     []metric.AddOption // self, as a slice made once
+	reasons      map[genaispan.Reason]metric.AddOption
+	boundOpts    [numBounds]metric.AddOption
 }
 
 // Why a value was recorded in a bounded form: the bounded counter's reasons.
@@ -195,6 +198,11 @@ func newConnector(set connector.Settings, cfg *Config, next consumer.Metrics) (*
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
+	if c.nested, err = meter.Int64Counter("otelcol_connector_itl_metrics_spans_nested",
+		metric.WithDescription("Client model calls whose parent span is another client model call of the same request: almost always one request that two instrumentations describe, which is counted twice; name one instrumentation's scope in excluded_scopes. They are counted, and among the spans recorded."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
 	// The instance's id: without it, two itl_metrics connectors in one collector count into one
 	// series (the collector adds the id itself only with its telemetry.newPipelineTelemetry gate on).
 	id := attribute.String("connector", set.ID.String())
@@ -276,8 +284,8 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 	defer c.putBatch(b)
 	now := time.Now()
 	n := 0
-	pwalk.Spans(td, func(res pcommon.Map, span ptrace.Span) {
-		if !c.read(ctx, b, span, res) {
+	pwalk.SpansOutside(td, c.cfg.ExcludedScopes, func(res pcommon.Map, scope pcommon.InstrumentationScope, span ptrace.Span) {
+		if !c.read(ctx, b, span, res, scope) {
 			return
 		}
 		n++
@@ -293,6 +301,10 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 		c.duplicates.Add(ctx, int64(b.dups), c.selfOpts...)
 		b.dups = 0
 	}
+	if len(b.calls) > 1 {
+		c.checkNested(ctx, b.calls)
+	}
+	b.calls = b.calls[:0]
 	return nil
 }
 
@@ -307,7 +319,8 @@ const batchSize = 4
 type batch struct {
 	spans [batchSize]pending
 	n     int
-	dups  int // model calls skipped as duplicates (deduplicate.max_spans)
+	dups  int       // model calls skipped as duplicates (deduplicate.max_spans)
+	calls []callRef // the request's client model calls so far, for checkNested
 }
 
 type pending struct {
@@ -338,13 +351,16 @@ func (c *itlMetrics) putBatch(b *batch) {
 	for i := range b.spans {
 		b.spans[i].d.Trim()
 	}
+	if cap(b.calls) > maxKeptCalls {
+		b.calls = nil
+	}
 	c.batches.Put(b)
 }
 
 // read reads span with the batch's next decoder, and reports whether it is a model call to count,
 // which it then adds to the batch. A model call counted lately (deduplicate.max_spans) is counted
 // in b.dups instead, before anything else is counted of it.
-func (c *itlMetrics) read(ctx context.Context, b *batch, span ptrace.Span, res pcommon.Map) bool {
+func (c *itlMetrics) read(ctx context.Context, b *batch, span ptrace.Span, res pcommon.Map, scope pcommon.InstrumentationScope) bool {
 	p := &b.spans[b.n]
 	call := p.d.Read(span, false)
 	if !call.ModelCall {
@@ -369,6 +385,9 @@ func (c *itlMetrics) read(ctx context.Context, b *batch, span ptrace.Span, res p
 		p.errType = boundErrorType(p.errType)
 	}
 	p.ex = exemplar{ts: span.EndTimestamp(), traceID: span.TraceID(), spanID: span.SpanID()}
+	if !call.Server {
+		b.calls = append(b.calls, callRef{trace: p.ex.traceID, span: p.ex.spanID, parent: span.ParentSpanID(), scope: scope.Name()})
+	}
 	b.n++
 	return true
 }
@@ -858,4 +877,79 @@ func (c *itlMetrics) sumPoint(sum pmetric.Sum, attrs pcommon.Map, start, now pco
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(now)
 	dp.SetIntValue(v)
+}
+
+// callRef is a client model call of the request being read: its IDs and instrumentation scope.
+type callRef struct {
+	trace  pcommon.TraceID
+	span   pcommon.SpanID
+	parent pcommon.SpanID
+	scope  string
+}
+
+// maxKeptCalls bounds the callRefs a pooled batch keeps between requests (a few hundred KiB).
+const maxKeptCalls = 8192
+
+// nestedLogEvery is how often, at most, the connector logs that it found nested model calls.
+const nestedLogEvery = time.Minute
+
+// checkNested counts the client model calls of one request whose parent span is another of its
+// client model calls, and says so in the log, at most once a minute. Such a pair is almost always
+// one request that two instrumentations describe (a framework's span above its SDK's, the OpenAI
+// Agents SDK's above the OpenAI SDK's), which the connector counts twice: two generations, two
+// durations, the tokens twice. The connector cannot tell which of the two the operator wants, so
+// it counts both, and tells them about excluded_scopes. Only a parent and its child in the same
+// request are seen: a pipeline's batch processor usually puts one process's spans of a trace in
+// one request; otelitl-proxy's span, a grandchild of the application's through its HTTP client
+// span, is never seen this way. A SERVER span above its own CLIENT span (a gateway) is no pair: the
+// two are counted apart.
+func (c *itlMetrics) checkNested(ctx context.Context, calls []callRef) {
+	type key struct {
+		trace pcommon.TraceID
+		span  pcommon.SpanID
+	}
+	var byID map[key]int
+	if len(calls) > 16 {
+		byID = make(map[key]int, len(calls))
+		for i, r := range calls {
+			byID[key{r.trace, r.span}] = i
+		}
+	}
+	n, outer, inner := 0, -1, -1
+	for i, r := range calls {
+		if r.parent.IsEmpty() {
+			continue
+		}
+		j := -1
+		if byID != nil {
+			if k, ok := byID[key{r.trace, r.parent}]; ok {
+				j = k
+			}
+		} else {
+			for k, p := range calls {
+				if p.span == r.parent && p.trace == r.trace {
+					j = k
+					break
+				}
+			}
+		}
+		if j >= 0 {
+			n++
+			outer, inner = j, i
+		}
+	}
+	if n == 0 {
+		return
+	}
+	c.nested.Add(ctx, int64(n), c.selfOpts...)
+	now := time.Now().UnixNano()
+	last := c.nestedLogged.Load()
+	if now-last < int64(nestedLogEvery) || !c.nestedLogged.CompareAndSwap(last, now) {
+		return
+	}
+	c.logger.Warn("a model call's span is the child of another model call's span: two instrumentations describe one request, which is counted twice; "+
+		"name the scope of the one whose figures you do not want in excluded_scopes (of this connector and the itl processor); "+
+		"when both are of one instrumentation, its row of the README's support matrix says what to do",
+		zap.Int("nested_model_calls", n), zap.String("outer_scope", calls[outer].scope), zap.String("inner_scope", calls[inner].scope),
+		zap.Stringer("trace_id", calls[inner].trace), zap.Stringer("span_id", calls[inner].span))
 }

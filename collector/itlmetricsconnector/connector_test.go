@@ -691,10 +691,11 @@ func TestBatchTrimmedInPool(t *testing.T) {
 	span := rs.ScopeSpans().At(0).Spans().At(0)
 	b := c.newBatch()
 	read := func() {
-		if !c.read(context.Background(), b, span, rs.Resource().Attributes()) {
+		if !c.read(context.Background(), b, span, rs.Resource().Attributes(), rs.ScopeSpans().At(0).Scope()) {
 			t.Fatal("not read as a model call")
 		}
 		c.recordBatch(b, time.Now())
+		b.calls = b.calls[:0] // as ConsumeTraces does after its request
 	}
 	read()
 	if n := testing.AllocsPerRun(1, read); n != 0 {

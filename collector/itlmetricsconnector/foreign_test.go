@@ -115,6 +115,12 @@ func count(dp pmetric.HistogramDataPoint, ok bool) uint64 {
 // malformedTotal reads the connector's malformed counter from its own telemetry.
 func malformedTotal(t *testing.T, c *itlMetrics) int64 {
 	t.Helper()
+	return ownTotal(t, c, "otelcol_connector_itl_metrics_spans_malformed")
+}
+
+// ownTotal reads the sum of one of the connector's own counters, over its attributes.
+func ownTotal(t *testing.T, c *itlMetrics, name string) int64 {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	r, _ := testReaders.Load(c)
 	if err := r.(*sdkmetric.ManualReader).Collect(context.Background(), &rm); err != nil {
@@ -123,7 +129,7 @@ func malformedTotal(t *testing.T, c *itlMetrics) int64 {
 	var n int64
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if m.Name != "otelcol_connector_itl_metrics_spans_malformed" {
+			if m.Name != name {
 				continue
 			}
 			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {

@@ -24,6 +24,8 @@ func FuzzConfig(f *testing.F) {
 		"aggregation_cardinality_limit: 1\nexemplars: {enabled: true, max_per_data_point: 1}",
 		"stall_threshold: -1s\nchunk_event_names: ['', x]",
 		"dimension_value_max_length: 1\nadd_instance_id: true\nmax_chunks: 2",
+		"excluded_scopes: [golden, golden]\nexcluded_operations: [chat]",
+		"excluded_scopes: [golden, other]",
 	} {
 		f.Add(seed)
 	}

@@ -152,7 +152,7 @@ func checkReaderCounts(t *testing.T, enc string, span ptrace.Span) {
 	} {
 		conn := newTestConnector(t, c.mutate, new(consumertest.MetricsSink))
 		b := conn.batches.Get().(*batch)
-		if !conn.read(context.Background(), b, span, pcommon.NewMap()) {
+		if !conn.read(context.Background(), b, span, pcommon.NewMap(), pcommon.NewInstrumentationScope()) {
 			t.Fatalf("%s, %s: not a model call", enc, c.name)
 		}
 		counts := b.spans[0].d.GapCounts()

@@ -13,7 +13,7 @@ import (
 // Config configures the itl processor.
 type Config struct {
 	// Config holds the settings spans are read with, shared with the itl_metrics connector:
-	// stall_threshold, chunk_event_names, max_chunks and excluded_operations.
+	// stall_threshold, chunk_event_names, max_chunks, excluded_operations and excluded_scopes.
 	genaispan.Config `mapstructure:",squash"`
 
 	// CompactEvents rewrites a complete event timeline into the compact otelitl.chunk.offsets_us

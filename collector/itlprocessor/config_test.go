@@ -28,6 +28,9 @@ func TestLoadConfig(t *testing.T) {
 	custom.StallThreshold = 400 * time.Millisecond
 	custom.ChunkEventNames = []string{itlconv.ChunkEventName, "my.chunk"}
 	custom.MaxChunks = 50000
+	custom.ExcludedScopes = []string{"opentelemetry.instrumentation.openai.v1", "@traceloop/instrumentation-openai"}
+	oneScope := genaispan.DefaultConfig()
+	oneScope.ExcludedScopes = []string{"@traceloop/instrumentation-openai"}
 	tests := []struct {
 		id               component.ID
 		want             *Config
@@ -48,6 +51,11 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "bad_names"), wantErr: `chunk_event_names[1]: "otelitl.chunk" is listed twice; list each name once, highest priority first`},
 		{id: component.NewIDWithName(Type, "no_names"), wantErr: "chunk_event_names: must list at least one event name, such as otelitl.chunk"},
 		{id: component.NewIDWithName(Type, "bad_max_chunks"), wantErr: "max_chunks: -1 is outside [1, 4194304]; the default is 262144"},
+		{id: component.NewIDWithName(Type, "bad_scopes"), wantErr: "excluded_scopes[0]: a scope name must not be empty; write the instrumentation scope's name as its spans carry it, such as @traceloop/instrumentation-openai\n" +
+			`excluded_scopes[1]: " ai" has spaces at an end, which no scope name has, so it would exclude nothing; write "ai"` + "\n" +
+			`excluded_scopes[3]: "gen_ai" is listed twice; list each scope once`},
+		// One name written without a list is a list of one, as the collector reads any list.
+		{id: component.NewIDWithName(Type, "scope_string"), want: &Config{Config: oneScope}},
 		{id: component.NewIDWithName(Type, "both"), wantErr: "compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"},
 	}
 	seen := map[string]bool{}

@@ -22,6 +22,8 @@ func FuzzConfig(f *testing.F) {
 		"stall_threshold: 400ms\ncompact_events: true",
 		"drop_timeline: true\nmax_chunks: 3",
 		"chunk_event_names: [a, b, a]",
+		"excluded_scopes: [golden, \"\", \" x\"]",
+		"excluded_scopes: [golden]\ndrop_timeline: true",
 		"stall_threshold: 0s\ncompact_events: true\ndrop_timeline: true",
 	} {
 		f.Add(seed)

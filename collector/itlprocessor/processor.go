@@ -59,7 +59,7 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 	d := p.decoders.Get().(*genaispan.Decoder)
 	defer p.putDecoder(d)
 	var annotated int64
-	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) {
+	pwalk.SpansOutside(td, p.cfg.ExcludedScopes, func(_ pcommon.Map, _ pcommon.InstrumentationScope, span ptrace.Span) {
 		if p.processSpan(ctx, d, span) == outcomeAnnotated {
 			annotated++
 		}
