@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/golden"
@@ -66,4 +67,67 @@ func TestOpenAIAgents(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestOpenAIAgentsWithOpenAIV2: with opentelemetry-instrumentation-openai-v2 on beside the agents
+// instrumentation, a Chat Completions model's request is two spans, the agents' and, inside it
+// (the agents' processor makes its span current), openai-v2's chat span for the same
+// AsyncCompletions.create: two model calls, which the connector counts as a nested pair.
+// excluded_scopes with openai-v2's scope counts the request once.
+func TestOpenAIAgentsWithOpenAIV2(t *testing.T) {
+	const v2Scope = "opentelemetry.instrumentation.openai_v2"
+	traces := func(t *testing.T) ptrace.Traces {
+		td := ptrace.NewTraces()
+		var inner ptrace.ScopeSpans
+		for _, wc := range golden.LoadWritten(t) {
+			switch wc.Name {
+			case "openai-agents-v2":
+				wc.Traces.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+			case "openai-v2":
+				inner = wc.Traces.ResourceSpans().At(0).ScopeSpans().At(0)
+			}
+		}
+		if td.ResourceSpans().Len() != 1 || inner.Scope().Name() != v2Scope {
+			t.Fatalf("no openai-agents-v2 fixture, or openai-v2's scope is %q, want %q", inner.Scope().Name(), v2Scope)
+		}
+		// The agents' span of the first request, and openai-v2's span for it, within its time.
+		outer := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+		if kind, _ := outer.Attributes().Get("gen_ai.operation.name"); kind.Str() != "chat" {
+			t.Fatalf("the fixture's second span is %q, want the first chat span", outer.Name())
+		}
+		ss := td.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
+		inner.CopyTo(ss)
+		s := ss.Spans().At(0)
+		s.SetTraceID(outer.TraceID())
+		s.SetParentSpanID(outer.SpanID())
+		s.SetStartTimestamp(outer.StartTimestamp() + 1_000_000)
+		s.SetEndTimestamp(outer.EndTimestamp() - 1_000_000)
+		return td
+	}
+	for _, tc := range []struct {
+		excluded []string
+		calls    uint64
+		nested   int64
+	}{{nil, 4, 1}, {[]string{v2Scope}, 3, 0}} {
+		sink := new(consumertest.MetricsSink)
+		c := newTestConnector(t, func(cfg *Config) { cfg.ExcludedScopes = tc.excluded }, sink)
+		if err := c.ConsumeTraces(context.Background(), traces(t)); err != nil {
+			t.Fatal(err)
+		}
+		if n := ownTotal(t, c, "otelcol_connector_itl_metrics_spans_nested"); n != tc.nested {
+			t.Errorf("excluded_scopes %v: %d nested model calls, want %d", tc.excluded, n, tc.nested)
+		}
+		if err := c.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var calls uint64
+		forMetric(sink.AllMetrics()[0], itlconv.Duration.Name, func(m pmetric.Metric) {
+			for i := range m.Histogram().DataPoints().Len() {
+				calls += m.Histogram().DataPoints().At(i).Count()
+			}
+		})
+		if calls != tc.calls {
+			t.Errorf("excluded_scopes %v: %d model calls, want %d", tc.excluded, calls, tc.calls)
+		}
+	}
 }
