@@ -319,12 +319,59 @@ const (
 // memory systems". And "execute_node", not one of the conventions' names, which Google ADK writes
 // on its workflow's node spans (traceNodeExecution, see ADKSystem) and Strands on its graph's
 // (startNodeSpan, see StrandsStartTimeKey): a node runs an agent, a tool or a function, and its
-// span wraps their model calls. They add no duration, no tokens and no time to first chunk. The
+// span wraps their model calls. And the OpenAI Agents SDK's handoffs and guardrail checks as
+// opentelemetry-instrumentation-openai-agents-v2 names them (OpenAIAgentsHandoffOperation,
+// OpenAIAgentsGuardrailOperation). They add no duration, no tokens and no time to first chunk. The
 // inference operations (chat, text_completion, generate_content) and embeddings count.
 var DefaultExcludedOperations = []string{
 	"invoke_agent", "invoke_workflow", "create_agent", VercelAgentStepOperation, "execute_tool",
-	"execute_node",
+	"execute_node", OpenAIAgentsHandoffOperation, OpenAIAgentsGuardrailOperation,
 	"plan", "retrieval", "fetch_response",
 	"create_memory_store", "delete_memory_store", "create_memory", "update_memory", "upsert_memory",
 	"search_memory", "delete_memory",
 }
+
+// The OpenTelemetry Python GenAI instrumentations of open-telemetry/opentelemetry-python-contrib
+// (read at 466ae4c00de77d1f54f77a9600f1d08eba2306b5, instrumentation-genai/ and
+// util/opentelemetry-util-genai; testdata/written/openai-v2, google-genai, vertexai and
+// openai-agents-v2). None writes a time to first chunk, on a span or as a metric.
+//
+// opentelemetry-instrumentation-openai-agents-v2 (src/opentelemetry/instrumentation/openai_agents/
+// span_processor.py, GenAISemanticProcessor) is a TracingProcessor of the OpenAI Agents SDK: it turns
+// every SDK span into an OTel span, each with gen_ai.operation.name from _get_operation_name:
+//
+//	if _is_instance_of(span_data, GenerationSpanData): ... CHAT (or TEXT_COMPLETION, EMBEDDINGS)
+//	if _is_instance_of(span_data, AgentSpanData): return GenAIOperationName.INVOKE_AGENT
+//	if _is_instance_of(span_data, FunctionSpanData): return GenAIOperationName.EXECUTE_TOOL
+//	if _is_instance_of(span_data, ResponseSpanData): return GenAIOperationName.CHAT
+//	... TRANSCRIPTION ("transcription"), SPEECH ("speech_generation"),
+//	if _is_instance_of(span_data, GuardrailSpanData): return GenAIOperationName.GUARDRAIL
+//	if _is_instance_of(span_data, HandoffSpanData): return GenAIOperationName.HANDOFF
+//	return "unknown"
+//
+// with GUARDRAIL = "guardrail_check" and HANDOFF = "agent_handoff" ("not yet covered by the spec").
+// One request to the model is one generation span (a Chat Completions model) or one response span
+// (the Responses model, the SDK's default), "chat {model}" (CLIENT). A guardrail check and a handoff
+// ask no model (a guardrail that runs an agent has that agent's own spans below it): they are in
+// DefaultExcludedOperations. The SDK's other span types, the run's task span and each turn's span
+// (openai-agents 0.14.0 and later, by default), custom spans, MCP tool listings and speech groups,
+// are written "unknown", with no model and no usage (_extract_genai_attributes adds attributes for
+// the known types only): a span whose operation is UnknownOperation and that names no model is no
+// model call (another instrumentation that writes "unknown" on a request whose model it knows still
+// counts). The trace itself becomes a SERVER span "invoke_agent" (on_trace_start), excluded as
+// agents are. Every span carries gen_ai.provider.name and gen_ai.system, both "openai" unless
+// configured.
+//
+// opentelemetry-instrumentation-google-genai (generate_content.py) and
+// opentelemetry-instrumentation-vertexai (utils.py get_genai_request_attributes) write, without
+// OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (their default), gen_ai.system
+// "vertex_ai" or "gemini": GenAiSystemValues.VERTEX_AI.name.lower() (google-genai,
+// _determine_genai_system) and GenAiSystemValues.VERTEX_AI.value (vertexai), the conventions' names
+// before gcp.vertex_ai and gcp.gemini, read under those (genaispan, conventionsSystem). In the
+// experimental mode they write no provider on the span. vertexai wraps generate_content only, not
+// stream_generate_content: a streamed Vertex AI call gets no span.
+const (
+	OpenAIAgentsHandoffOperation   = "agent_handoff"
+	OpenAIAgentsGuardrailOperation = "guardrail_check"
+	UnknownOperation               = "unknown"
+)

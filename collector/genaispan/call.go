@@ -97,7 +97,10 @@ func (c *Call) reject(why Reason) {
 //     its graph, node or memory spans; its gen_ai.system is Strands' service name, so it has no
 //     provider. Google ADK's model call (call_llm) has no operation and counts as a span of the
 //     legacy conventions; its gen_ai.system, itlconv.ADKSystem, names ADK, so it has no provider;
-//     its workflow's node spans (execute_node) are excluded by default. A span without a timeline
+//     its workflow's node spans (execute_node) are excluded by default. A span whose operation is
+//     "unknown" and that names no model is none: opentelemetry-instrumentation-openai-agents-v2
+//     writes it on the OpenAI Agents SDK's task, turn and custom spans (itlconv.UnknownOperation);
+//     its handoffs and guardrail checks are excluded by default. A span without a timeline
 //     that answered with a redirect (http.response.status_code 3xx) is a hop of a request sent
 //     again elsewhere, and no model call. A span whose gen_ai.operation.name is its
 //     llm.request.type, or that carries LiteLLM's metadata.user_api_key_hash beside
@@ -229,6 +232,11 @@ func (d *Decoder) modelCall(c *Call) bool {
 			if fs.present(fw.marker) && !slices.Contains(fw.ops, op) {
 				return false
 			}
+		}
+		if op == itlconv.UnknownOperation && d.model() == "" {
+			// The OpenAI Agents SDK's task, turn, custom and MCP spans, as
+			// opentelemetry-instrumentation-openai-agents-v2 writes them (itlconv.UnknownOperation).
+			return false
 		}
 		return !slices.Contains(d.excluded, op)
 	}
@@ -601,13 +609,9 @@ func (d *Decoder) normalizedProvider() string {
 
 // langSmithGuesses maps the gen_ai.system LangSmith JS writes when the run has no ls_provider, a
 // guess from the model's name (setGenAiSystem, lib/experimental/otel/translator.js of langsmith
-// 0.12), to the conventions' names where it spells them otherwise. Its default, "langchain", names
-// no provider: the span gets none, as Strands' do. "gemini" may be the Gemini API or Vertex AI,
-// so it is the conventions' name for either, gcp.gen_ai.
-var langSmithGuesses = map[string]string{
-	"langchain": "", "az.ai.openai": "azure.ai.openai", "az.ai.inference": "azure.ai.inference",
-	"gemini": "gcp.gen_ai", "vertex_ai": "gcp.vertex_ai",
-}
+// 0.12), in the conventions' names of 1.34 and earlier, which normalizeProvider maps. Its default,
+// "langchain", names no provider: the span gets none, as Strands' do.
+var langSmithGuesses = map[string]string{"langchain": ""}
 
 // langChainProviders maps the ls_provider ids of LangChain's chat models (getLsParams, which
 // LangSmith writes as langsmith.metadata.ls_provider; itlconv.LangSmithProviderKey lists where
@@ -648,12 +652,16 @@ var openInferenceProviders = map[string]string{
 
 // normalizeProvider maps another instrumentation's provider name to the conventions': the Vercel AI
 // SDK's ids carry the API after a dot ("openai.chat", "google.vertex.chat"), OpenInference has its
-// own names. A name the conventions know, or one nobody maps, stays as it is. It runs once per model
-// call: a name the conventions know, the usual case, is told by a switch on its bytes, before any
-// map look-up; then a map look-up per dot, no more.
+// own names, and the conventions' own gen_ai.system values of 1.34 and earlier name some otherwise
+// (conventionsSystem). A name the conventions know, or one nobody maps, stays as it is. It runs once
+// per model call: a name the conventions know, the usual case, is told by a switch on its bytes,
+// before any map look-up; then a map look-up per dot, no more.
 func normalizeProvider(p string) string {
 	if knownProvider(p) {
 		return p // also a conventions' name that starts like a Vercel id ("azure.ai.openai")
+	}
+	if q := conventionsSystem(p); q != "" {
+		return q
 	}
 	if q, ok := openInferenceProviders[p]; ok {
 		return q
@@ -668,6 +676,25 @@ func normalizeProvider(p string) string {
 		}
 		prefix = prefix[:i]
 	}
+}
+
+// conventionsSystem maps a gen_ai.system value of the conventions before gen_ai.provider.name
+// (semantic conventions 1.34 and earlier) to the provider name that replaced it, "" for any other.
+// opentelemetry-python-contrib's google-genai and vertexai instrumentations write "vertex_ai" and
+// "gemini" (GenAiSystemValues.VERTEX_AI, GEMINI; itlconv/foreign.go, at its end), which 1.34
+// deprecated for gcp.vertex_ai and gcp.gemini; 1.36 renamed az.ai.inference and az.ai.openai.
+func conventionsSystem(p string) string {
+	switch p {
+	case "vertex_ai":
+		return "gcp.vertex_ai"
+	case "gemini":
+		return "gcp.gemini"
+	case "az.ai.inference":
+		return "azure.ai.inference"
+	case "az.ai.openai":
+		return "azure.ai.openai"
+	}
+	return ""
 }
 
 // knownProvider reports whether p is one of the conventions' gen_ai.provider.name values.

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
+	semconv134 "go.opentelemetry.io/otel/semconv/v1.34.0"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/itlconv"
@@ -24,6 +25,27 @@ func TestNormalizeProvider(t *testing.T) {
 	} {
 		if got := normalizeProvider(give); got != want {
 			t.Errorf("normalizeProvider(%q) = %q, want %q", give, got, want)
+		}
+	}
+}
+
+// TestNormalizeProviderOldConventions: the gen_ai.system values of the conventions before
+// gen_ai.provider.name are read under the names that replaced them. opentelemetry-python-contrib's
+// google-genai and vertexai instrumentations write "vertex_ai" (testdata/written/google-genai,
+// vertexai), which passed as written: a Vertex AI call counted apart from every other
+// instrumentation's gcp.vertex_ai.
+func TestNormalizeProviderOldConventions(t *testing.T) {
+	for give, want := range map[attribute.KeyValue]attribute.KeyValue{
+		//lint:ignore SA1019 the deprecated value is the one these instrumentations write.
+		semconv134.GenAISystemVertexAI: semconv.GenAIProviderNameGCPVertexAI,
+		//lint:ignore SA1019 the deprecated value is the one these instrumentations write.
+		semconv134.GenAISystemGemini:        semconv.GenAIProviderNameGCPGemini,
+		semconv134.GenAISystemAzAIInference: semconv.GenAIProviderNameAzureAIInference,
+		semconv134.GenAISystemAzAIOpenAI:    semconv.GenAIProviderNameAzureAIOpenAI,
+		semconv134.GenAISystemXai:           semconv.GenAIProviderNameXAI,
+	} {
+		if got := normalizeProvider(give.Value.AsString()); got != want.Value.AsString() {
+			t.Errorf("normalizeProvider(%q) = %q, want %q", give.Value.AsString(), got, want.Value.AsString())
 		}
 	}
 }

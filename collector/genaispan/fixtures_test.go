@@ -92,7 +92,8 @@ func TestCaptured(t *testing.T) {
 
 // TestWritten reads the fixtures written from the source code of instrumentations whose packages
 // cannot run here (testdata/written: Pydantic AI, vLLM, OpenLIT and OpenLLMetry Python, Langfuse
-// Python, LiteLLM, LangSmith Python).
+// Python, LiteLLM, LangSmith Python, opentelemetry-python-contrib's GenAI instrumentations), and
+// the provider where the fixture names one.
 func TestWritten(t *testing.T) {
 	for _, wc := range golden.LoadWritten(t) {
 		t.Run(wc.Name, func(t *testing.T) {
@@ -111,6 +112,11 @@ func TestWritten(t *testing.T) {
 			for _, m := range got.models {
 				if m != wantModel {
 					t.Errorf("model %q, want %q", m, wantModel)
+				}
+			}
+			for _, p := range got.providers {
+				if want.Provider != nil && p != *want.Provider {
+					t.Errorf("provider %q, want %q", p, *want.Provider)
 				}
 			}
 			if !nearAll(got.durations, want.DurationS, 1e-6) {

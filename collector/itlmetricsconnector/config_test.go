@@ -104,7 +104,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(Type, "histogram_list"), wantUnmarshalErr: "histogram: [exponential] is not a section; write its settings under it, such as histogram: {exponential: {max_size: 160}}"},
 		{id: component.NewIDWithName(Type, "scopes"), want: def(func(c *Config) { c.ExcludedScopes = []string{"opentelemetry.instrumentation.openai.v1"} })},
 		{id: component.NewIDWithName(Type, "scopes_many"), wantErr: "excluded_scopes: 65 names, more than 64; list the instrumentation scopes whose spans another instrumentation already records"},
-		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool execute_node plan retrieval fetch_response create_memory_store delete_memory_store create_memory update_memory upsert_memory search_memory delete_memory]"},
+		{id: component.NewIDWithName(Type, "excluded_empty"), wantErr: "excluded_operations[1]: an operation name must not be empty; the default is [invoke_agent invoke_workflow create_agent agent_step execute_tool execute_node agent_handoff guardrail_check plan retrieval fetch_response create_memory_store delete_memory_store create_memory update_memory upsert_memory search_memory delete_memory]"},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -213,6 +213,8 @@ type WrittenExpected struct {
 	Gaps         int       `json:"gaps"`
 	StallSeries  bool      `json:"stall_series"`
 	SpanKind     string    `json:"span_kind"`
+	// Provider, when given, is the gen_ai.provider.name every model call is read under.
+	Provider *string `json:"provider"`
 }
 
 // WrittenCase is one fixture of testdata/written.
