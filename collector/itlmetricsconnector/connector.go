@@ -302,7 +302,7 @@ func (c *itlMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 		b.dups = 0
 	}
 	if len(b.calls) > 1 {
-		c.checkNested(ctx, b.calls)
+		c.checkNested(ctx, b)
 	}
 	b.calls = b.calls[:0]
 	return nil
@@ -319,8 +319,9 @@ const batchSize = 4
 type batch struct {
 	spans [batchSize]pending
 	n     int
-	dups  int       // model calls skipped as duplicates (deduplicate.max_spans)
-	calls []callRef // the request's client model calls so far, for checkNested
+	dups  int             // model calls skipped as duplicates (deduplicate.max_spans)
+	calls []callRef       // the request's client model calls so far, for checkNested
+	byID  map[callKey]int // checkNested's index of calls, empty between requests
 }
 
 type pending struct {
@@ -352,7 +353,7 @@ func (c *itlMetrics) putBatch(b *batch) {
 		b.spans[i].d.Trim()
 	}
 	if cap(b.calls) > maxKeptCalls {
-		b.calls = nil
+		b.calls, b.byID = nil, nil
 	}
 	c.batches.Put(b)
 }
@@ -887,6 +888,12 @@ type callRef struct {
 	scope  string
 }
 
+// callKey is a span's identity within a request.
+type callKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
 // maxKeptCalls bounds the callRefs a pooled batch keeps between requests (a few hundred KiB).
 const maxKeptCalls = 8192
 
@@ -903,16 +910,19 @@ const nestedLogEvery = time.Minute
 // one request; otelitl-proxy's span, a grandchild of the application's through its HTTP client
 // span, is never seen this way. A SERVER span above its own CLIENT span (a gateway) is no pair: the
 // two are counted apart.
-func (c *itlMetrics) checkNested(ctx context.Context, calls []callRef) {
-	type key struct {
-		trace pcommon.TraceID
-		span  pcommon.SpanID
-	}
-	var byID map[key]int
+func (c *itlMetrics) checkNested(ctx context.Context, b *batch) {
+	calls := b.calls
+	var byID map[callKey]int
 	if len(calls) > 16 {
-		byID = make(map[key]int, len(calls))
+		// The batch's own map, kept between requests: a request of many model calls allocates
+		// nothing once its batch has seen one as large.
+		if b.byID == nil {
+			b.byID = make(map[callKey]int, len(calls))
+		}
+		byID = b.byID
+		defer clear(byID)
 		for i, r := range calls {
-			byID[key{r.trace, r.span}] = i
+			byID[callKey{r.trace, r.span}] = i
 		}
 	}
 	n, outer, inner := 0, -1, -1
@@ -922,7 +932,7 @@ func (c *itlMetrics) checkNested(ctx context.Context, calls []callRef) {
 		}
 		j := -1
 		if byID != nil {
-			if k, ok := byID[key{r.trace, r.parent}]; ok {
+			if k, ok := byID[callKey{r.trace, r.parent}]; ok {
 				j = k
 			}
 		} else {
