@@ -374,4 +374,16 @@ var Captured = map[string]CapturedRead{
 	// one model call, the call_llm span.
 	"adk-workflow": {"", 1, "", "", 20,
 		"any timing on a span, and the provider: gen_ai.system is ADK's tracer name, gcp.vertex.agent; a call's duration runs until the application has taken its reply, and the tools it asked for", 0},
+	// The OpenTelemetry JS AWS SDK instrumentation writes no timing, and a span for every AWS call:
+	// bedrock-converse's ListAsyncInvokes span (rpc.service BedrockRuntime, no gen_ai.*) is no
+	// model call. Its ConverseStream span (chat {model}) carries the conventions' provider
+	// (gen_ai.system aws.bedrock) and the metadata event's usage.
+	"bedrock-converse": {"aws.bedrock", 1, "", "", 20,
+		"any timing: it writes the conventions' model, provider (gen_ai.system) and usage only, on a span that lasts until the application has drained the stream", 0},
+	// InvokeModelWithResponseStream has no gen_ai.operation.name (it counts under the legacy
+	// conventions' rule, gen_ai.system) and, for a Claude model, the output tokens of the stream's
+	// message_start event (1), not message_delta's final count: the span's 1 is what it wrote, the
+	// truth's 20 what the stream said.
+	"bedrock-invoke": {"aws.bedrock", 1, "", "", 1,
+		"any timing, the operation (InvokeModel spans have no gen_ai.operation.name) and, for a Claude stream, the output tokens: it writes message_start's count (1), not message_delta's", 0},
 }

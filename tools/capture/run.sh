@@ -36,6 +36,8 @@ all_scenarios=(
   adk-chat
   adk-agent
   adk-workflow
+  bedrock-converse
+  bedrock-invoke
 )
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

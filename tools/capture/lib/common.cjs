@@ -247,7 +247,9 @@ async function writeFixtures({ scenario, instrumentation, packages, model, provi
   const reqs = [];
   for (const r of requests) {
     const id = r.fetch ? r.fetch.id : null;
-    const arrivals = id == null ? [] : await fetchArrivals(id);
+    // A scenario whose server is not fakellm (bedrock-*: lib/bedrock-mock.cjs) passes the times its
+    // server wrote each content chunk as r.arrivals.
+    const arrivals = id == null ? (r.arrivals || []) : await fetchArrivals(id);
     reqs.push({
       start_unix_nano: asBig(r.timing.start),
       first_chunk_unix_nano: asBig(r.timing.chunks[0]),
