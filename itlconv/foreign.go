@@ -276,6 +276,27 @@ const (
 	VLLMTimeInQueueKey      = "gen_ai.latency.time_in_queue"
 )
 
+// The AWS SDK instrumentations of opentelemetry-js-contrib (npm @opentelemetry/instrumentation-aws-sdk,
+// 0.79.0 read in dist/aws-sdk.cjs and dist/services/bedrock-runtime.cjs, captured in
+// testdata/captured/bedrock-*) and opentelemetry-python-contrib (opentelemetry-instrumentation-
+// botocore, read at 466ae4c in extensions/bedrock.py and bedrock_utils.py, written in
+// testdata/written/botocore-bedrock-*), which the AWS Distro for OpenTelemetry ships, write a
+// CLIENT span for every AWS call ("{service}.{operation}", rpc.system AWSSDKRPCSystem, rpc.service,
+// rpc.method): none of those keys is read, so an S3, SQS or DynamoDB call is no model call. Their
+// Bedrock Runtime extension adds, on Converse, ConverseStream, InvokeModel and
+// InvokeModelWithResponseStream only, gen_ai.system AWSBedrockSystem (the conventions' provider
+// value, under the deprecated key), gen_ai.request.model (the modelId) and usage; the span of a
+// stream ends when the stream has been read. Python names every one "chat {model}" with
+// gen_ai.operation.name chat (text_completion for an amazon.titan InvokeModel); JS does so for
+// Converse and ConverseStream only: its InvokeModel spans keep "BedrockRuntime.InvokeModel[...]"
+// and carry no gen_ai.operation.name, so they count under the legacy conventions' rule
+// (gen_ai.system), with no operation. Neither writes a time to first token on a span. JS reads a
+// Claude stream's output tokens from message_start (1), not from message_delta's final count.
+const (
+	AWSSDKRPCSystem  = "aws-api"
+	AWSBedrockSystem = "aws.bedrock"
+)
+
 // LiteLLM (BerriAI/litellm, Python SDK and proxy) with its otel callback: litellm/integrations/
 // opentelemetry.py (read at 00145a6c9181a61fd7fda687b42fdefd301d219a) writes each call once it has
 // finished, from its logging payload. The span that carries the call is litellm_request (INTERNAL,

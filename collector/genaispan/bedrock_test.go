@@ -11,6 +11,7 @@ import (
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/collector/pwalk"
 	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // bedrockSpans are the spans of the Bedrock fixtures: the captured spans of the OpenTelemetry JS
@@ -59,7 +60,7 @@ func TestBedrockModelCalls(t *testing.T) {
 				continue
 			}
 			calls = append(calls, s.Name())
-			if c.Provider != "aws.bedrock" || c.Model != w.model {
+			if c.Provider != itlconv.AWSBedrockSystem || c.Model != w.model {
 				t.Errorf("%s: %q read with provider %q, model %q; want aws.bedrock, %q", name, s.Name(), c.Provider, c.Model, w.model)
 			}
 			if dur := float64(s.EndTimestamp()-s.StartTimestamp()) / 1e9; !c.HasDuration || c.Duration != dur {
@@ -97,12 +98,12 @@ func TestAWSCallsNoModelCall(t *testing.T) {
 		name  string
 		attrs map[string]any
 	}{
-		{"SQS.SendMessage", map[string]any{"rpc.system": "aws-api", "rpc.service": "SQS", "rpc.method": "SendMessage",
+		{"SQS.SendMessage", map[string]any{"rpc.system": itlconv.AWSSDKRPCSystem, "rpc.service": "SQS", "rpc.method": "SendMessage",
 			"cloud.region": "us-east-1", "messaging.system": "aws_sqs", "messaging.destination.name": "jobs",
 			"messaging.operation.type": "send", "aws.request.id": "c0ffee", "http.response.status_code": int64(200)}},
-		{"Bedrock Runtime.ListAsyncInvokes", map[string]any{"rpc.system": "aws-api", "rpc.service": "Bedrock Runtime",
+		{"Bedrock Runtime.ListAsyncInvokes", map[string]any{"rpc.system": itlconv.AWSSDKRPCSystem, "rpc.service": "Bedrock Runtime",
 			"rpc.method": "ListAsyncInvokes", "server.address": "bedrock-runtime.us-east-1.amazonaws.com", "http.status_code": int64(200)}},
-		{"BedrockRuntime.ApplyGuardrail", map[string]any{"rpc.system": "aws-api", "rpc.service": "BedrockRuntime",
+		{"BedrockRuntime.ApplyGuardrail", map[string]any{"rpc.system": itlconv.AWSSDKRPCSystem, "rpc.service": "BedrockRuntime",
 			"rpc.method": "ApplyGuardrail", "http.response.status_code": int64(400), "error.type": "ValidationException"}},
 	} {
 		s := ptrace.NewSpan()
