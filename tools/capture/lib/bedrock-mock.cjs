@@ -12,8 +12,9 @@
 //                                                          call that is no model call)
 //
 // over HTTP/2 without TLS (prior knowledge, h2c): the Bedrock Runtime client sends every call with
-// its NodeHttp2Handler, and to an http:// endpoint it speaks h2c. It notes for every request when it arrived, when the headers went out and when each content
-// event was written, on the truth clock of lib/common.cjs (the same process, so the same clock).
+// its NodeHttp2Handler, and to an http:// endpoint it speaks h2c. It notes for every request when
+// it arrived, when the headers went out and when each content event was written, on the truth
+// clock of lib/common.cjs (the same process, so the same clock).
 // The messages are encoded by @smithy/core's EventStreamCodec, the codec the AWS SDK itself
 // decodes them with. It checks no signature: any static credentials do.
 //
