@@ -1,12 +1,10 @@
 package itlmetricsconnector
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelitl/itl/collector/pwalk"
@@ -20,25 +18,11 @@ import (
 // of provider aws.bedrock, with the span's duration and its output tokens, and no time to first
 // chunk (none is written); the S3 call gives no point at all.
 func TestBotocoreBedrock(t *testing.T) {
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, nil, sink)
+	md, cases := writtenMetrics(t, 2, func(name string) bool { return strings.HasPrefix(name, "botocore-bedrock-") })
 	want := map[string]golden.WrittenExpected{}
-	for _, wc := range golden.LoadWritten(t) {
-		if !strings.HasPrefix(wc.Name, "botocore-bedrock-") {
-			continue
-		}
+	for _, wc := range cases {
 		want[*wc.Expected.Model] = wc.Expected
-		if err := c.ConsumeTraces(context.Background(), wc.Traces); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if len(want) != 2 {
-		t.Fatalf("%d botocore-bedrock-* fixtures, want 2", len(want))
-	}
-	if err := c.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	md := sink.AllMetrics()[0]
 	dur := histPoints(md, itlconv.Duration.Name)
 	tok := histPoints(md, itlconv.TokenUsage.Name)
 	for model, w := range want {

@@ -118,6 +118,32 @@ func malformedTotal(t *testing.T, c *itlMetrics) int64 {
 	return ownTotal(t, c, "otelcol_connector_itl_metrics_spans_malformed")
 }
 
+// writtenMetrics feeds a new connector the written fixtures (testdata/written) whose names
+// match, fails unless there are want of them, shuts the connector down, and returns its metrics and
+// the fixtures.
+func writtenMetrics(t *testing.T, want int, match func(name string) bool) (pmetric.Metrics, []golden.WrittenCase) {
+	t.Helper()
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, nil, sink)
+	var cases []golden.WrittenCase
+	for _, wc := range golden.LoadWritten(t) {
+		if !match(wc.Name) {
+			continue
+		}
+		cases = append(cases, wc)
+		if err := c.ConsumeTraces(context.Background(), wc.Traces); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(cases) != want {
+		t.Fatalf("%d written fixtures match, want %d", len(cases), want)
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return sink.AllMetrics()[0], cases
+}
+
 // ownTotal reads the sum of one of the connector's own counters, over its attributes.
 func ownTotal(t *testing.T, c *itlMetrics, name string) int64 {
 	t.Helper()

@@ -22,25 +22,11 @@ import (
 // counted as model calls of their own operations, without a model, with the run's and each turn's
 // whole duration.
 func TestOpenAIAgents(t *testing.T) {
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, nil, sink)
-	var want golden.WrittenExpected
-	for _, wc := range golden.LoadWritten(t) {
-		if wc.Name != "openai-agents-v2" {
-			continue
-		}
-		want = wc.Expected
-		if err := c.ConsumeTraces(context.Background(), wc.Traces); err != nil {
-			t.Fatal(err)
-		}
-	}
+	md, cases := writtenMetrics(t, 1, func(name string) bool { return name == "openai-agents-v2" })
+	want := cases[0].Expected
 	if want.ModelCalls != 3 {
 		t.Fatalf("the openai-agents-v2 fixture expects %d model calls, want 3", want.ModelCalls)
 	}
-	if err := c.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	md := sink.AllMetrics()[0]
 	var wantSum float64
 	for _, d := range want.DurationS {
 		wantSum += d

@@ -1,14 +1,11 @@
 package itlmetricsconnector
 
 import (
-	"context"
 	"testing"
 
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelitl/itl/collector/pwalk"
-	"github.com/otelitl/itl/internal/golden"
 	"github.com/otelitl/itl/itlconv"
 )
 
@@ -18,25 +15,7 @@ import (
 // is one model call, and every point is under gen_ai.provider.name gcp.vertex_ai, with the other
 // instrumentations' Vertex AI calls. Before, "vertex_ai" was carried as written.
 func TestPythonContribProviders(t *testing.T) {
-	sink := new(consumertest.MetricsSink)
-	c := newTestConnector(t, nil, sink)
-	n := 0
-	for _, wc := range golden.LoadWritten(t) {
-		if wc.Name != "google-genai" && wc.Name != "vertexai" {
-			continue
-		}
-		n++
-		if err := c.ConsumeTraces(context.Background(), wc.Traces); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n != 2 {
-		t.Fatalf("%d of the google-genai and vertexai fixtures, want 2", n)
-	}
-	if err := c.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	md := sink.AllMetrics()[0]
+	md, _ := writtenMetrics(t, 2, func(name string) bool { return name == "google-genai" || name == "vertexai" })
 	// google-genai's call is a generate_content, vertexai's a chat: a point each.
 	ops := map[any]uint64{}
 	forMetric(md, itlconv.Duration.Name, func(m pmetric.Metric) {
