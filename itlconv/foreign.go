@@ -47,6 +47,27 @@ const (
 	OpenLLMetryChatType = "chat"
 )
 
+// OpenLLMetry JS (traceloop/openllmetry-js). Its LangChain instrumentation
+// (@traceloop/instrumentation-langchain 0.27.0, dist/index.js, TraceloopCallbackHandler, added to
+// every LangChain CallbackManager) writes one span per LangChain run, each started as a root of
+// its own (none is made the active span): "chat {model}" (CLIENT, gen_ai.operation.name chat,
+// gen_ai.provider.name guessed from the model's class, usage from the run's llmOutput) per model
+// run; "execute_tool {name}" per tool run; and per chain run, a RunnableSequence, a prompt template
+// or an output parser alike, "workflow {name}" (INTERNAL) with gen_ai.operation.name "workflow"
+// (its own name, no convention's; invoke_agent for a class named like an agent or executor),
+// gen_ai.provider.name "langchain" and traceloop.span.kind "workflow" (handleChainStart).
+// traceloop.span.kind is OpenLLMetry's own marker of the spans that wrap model calls: its
+// decorators' (withWorkflow, withTask, withAgent, withTool in @traceloop/node-server-sdk; @workflow,
+// @task, @agent, @tool in Python, TraceloopSpanKindValues) and its framework instrumentations'
+// chain and tool spans ("task" on LangChain's tool runs); its model calls never carry it. So a
+// span whose traceloop.span.kind is one of OpenLLMetryNoModelCallKinds is no model call, whatever
+// its operation.
+const OpenLLMetrySpanKindKey = "traceloop.span.kind"
+
+// OpenLLMetryNoModelCallKinds are the traceloop.span.kind values of OpenLLMetry's spans that send
+// no request to a model (see OpenLLMetrySpanKindKey).
+var OpenLLMetryNoModelCallKinds = []string{"workflow", "task", "agent", "tool"}
+
 // The Vercel AI SDK's own telemetry: ai@3.3.11 to 6.x (packages/ai/src/generate-text/
 // stream-text.ts and generate-object/stream-object.ts), and ai@7 with @ai-sdk/otel's
 // LegacyOpenTelemetry integration (packages/otel/src/legacy-open-telemetry.ts). The model call is

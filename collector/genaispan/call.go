@@ -100,7 +100,10 @@ func (c *Call) reject(why Reason) {
 //     its workflow's node spans (execute_node) are excluded by default. A span whose operation is
 //     "unknown" and that names no model is none: opentelemetry-instrumentation-openai-agents-v2
 //     writes it on the OpenAI Agents SDK's task, turn and custom spans (itlconv.UnknownOperation);
-//     its handoffs and guardrail checks are excluded by default. A span without a timeline
+//     its handoffs and guardrail checks are excluded by default. A span of OpenLLMetry's
+//     traceloop.span.kind of itlconv.OpenLLMetryNoModelCallKinds (its workflow, task, agent and
+//     tool spans) is none, whatever its operation: its LangChain instrumentation writes
+//     gen_ai.operation.name workflow on every chain run's span. A span without a timeline
 //     that answered with a redirect (http.response.status_code 3xx) is a hop of a request sent
 //     again elsewhere, and no model call. A span whose gen_ai.operation.name is its
 //     llm.request.type, or that carries LiteLLM's metadata.user_api_key_hash beside
@@ -225,6 +228,11 @@ func (d *Decoder) modelCall(c *Call) bool {
 	// LangSmith writes an operation for every run type, chat for a prompt template and
 	// embeddings for a retriever too: only its llm and embedding runs ask a model.
 	if fs.present(fLangSmithKind) && !slices.Contains(itlconv.LangSmithModelCallKinds, fs.str(fLangSmithKind)) {
+		return false
+	}
+	// OpenLLMetry's workflow, task, agent and tool spans wrap model calls: its LangChain
+	// instrumentation writes gen_ai.operation.name workflow, its own name, on every chain run's.
+	if fs.present(fOpenLLMetryKind) && slices.Contains(itlconv.OpenLLMetryNoModelCallKinds, fs.str(fOpenLLMetryKind)) {
 		return false
 	}
 	if op := d.ownOperation(); op != "" {

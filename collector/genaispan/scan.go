@@ -61,6 +61,7 @@ const (
 	fMastraStart
 	fStrandsStart
 	fLiteLLMMarker
+	fOpenLLMetryKind
 	// Not read by the reader itself: the itl_metrics connector's default dimensions that a span
 	// carries (service.name only when an instrumentation puts it on the span), which it then
 	// takes from Decoder.Attr instead of searching the attributes for them again.
@@ -175,6 +176,7 @@ var keyOf = [numFields]string{
 	fMastraStart:        itlconv.MastraCompletionStartTimeKey,
 	fStrandsStart:       itlconv.StrandsStartTimeKey,
 	fLiteLLMMarker:      itlconv.LiteLLMMarkerKey,
+	fOpenLLMetryKind:    itlconv.OpenLLMetrySpanKindKey,
 	fServerAddress:      string(semconv.ServerAddressKey),
 	fServiceName:        string(semconv.ServiceNameKey),
 }

@@ -328,6 +328,9 @@ var Captured = map[string]CapturedRead{
 	"vercel6-text":        {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call", 0},
 	"vercel6-object":      {"openai", 1, "ai.stream.msToFirstChunk", "first_chunk", 20, "per-gap ITL", 0},
 	"openllmetry-openai":  {"openai", 1, "", "", -1, "any timing and, for streams, any usage (JS; the Python package writes chunk events)", 0},
+	// One span per chain run (workflow, no model call) and one per model run: the chat span.
+	"openllmetry-langchain": {"openai", 1, "", "", 20,
+		"any timing: the model run's span has the run's model, provider and usage only", 0},
 	"edot-openai": {"openai", 1, "", "", 20,
 		"any timing: it writes the conventions' model, provider (gen_ai.system) and usage only", 0},
 	"edot-openai-nousage": {"openai", 1, "", "", -1,
