@@ -203,3 +203,69 @@ func TestNestedModelCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestExcludedScopesAnthropic: with OpenLLMetry's Anthropic instrumentation registered, the
+// Anthropic SDK (0.134.0 and later) still traces its own calls on the global tracer provider, so
+// one streamed request gets two model calls (tools/capture's openllmetry-anthropic): OpenLLMetry's
+// "chat {model}", with no timing, and its child, the SDK's "anthropic.messages.create", with a
+// time to first chunk. The connector counts the request twice, its tokens too; excluding
+// OpenLLMetry's scope, as the README's table says, counts it once with the SDK's time to first
+// chunk; excluding the SDK's, once without.
+func TestExcludedScopesAnthropic(t *testing.T) {
+	const sdkScope = "com.anthropic.sdk.typescript"
+	cc := golden.LoadCaptured(t)["openllmetry-anthropic"]
+	for _, tc := range []struct {
+		name     string
+		excluded []string
+		calls    uint64
+		tokens   float64
+		timing   map[string]int64
+	}{
+		{"none excluded: the request counts twice", nil, 2, 40, map[string]int64{"ttft": 1, "none": 1}},
+		{"OpenLLMetry's excluded", []string{"@traceloop/instrumentation-anthropic"}, 1, 20, map[string]int64{"ttft": 1}},
+		{"the SDK's excluded", []string{sdkScope}, 1, 20, map[string]int64{"none": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := new(consumertest.MetricsSink)
+			c := newTestConnector(t, func(cfg *Config) { cfg.ExcludedScopes = tc.excluded }, sink)
+			if err := c.ConsumeTraces(context.Background(), cc.Traces); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			md := sink.AllMetrics()[0]
+			// Summed over every point: the two spans differ in attributes beyond the model (the
+			// SDK's names the server), so each has points of its own.
+			var calls uint64
+			var tokens float64
+			forMetric(md, itlconv.Duration.Name, func(m pmetric.Metric) {
+				for i := range m.Histogram().DataPoints().Len() {
+					calls += m.Histogram().DataPoints().At(i).Count()
+				}
+			})
+			forMetric(md, itlconv.TokenUsage.Name, func(m pmetric.Metric) {
+				for i := range m.Histogram().DataPoints().Len() {
+					if dp := m.Histogram().DataPoints().At(i); str(dp.Attributes(), "gen_ai.token.type") == "output" {
+						tokens += dp.Sum()
+					}
+				}
+			})
+			if calls != tc.calls || tokens != tc.tokens {
+				t.Errorf("%d model calls and %v output tokens, want %d and %v", calls, tokens, tc.calls, tc.tokens)
+			}
+			timing := map[string]int64{}
+			for k, v := range sumPoints(md, itlconv.Generations.Name, itlconv.TimingKey) {
+				timing[k.extraVal] += v
+			}
+			if len(timing) != len(tc.timing) {
+				t.Errorf("generations by timing %v, want %v", timing, tc.timing)
+			}
+			for k, v := range tc.timing {
+				if timing[k] != v {
+					t.Errorf("generations by timing %v, want %v", timing, tc.timing)
+				}
+			}
+		})
+	}
+}

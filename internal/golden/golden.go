@@ -328,6 +328,11 @@ var Captured = map[string]CapturedRead{
 	"vercel6-text":        {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20, "per-gap ITL: avgOutputTokensPerSecond is a rate over the whole call", 0},
 	"vercel6-object":      {"openai", 1, "ai.stream.msToFirstChunk", "first_chunk", 20, "per-gap ITL", 0},
 	"openllmetry-openai":  {"openai", 1, "", "", -1, "any timing and, for streams, any usage (JS; the Python package writes chunk events)", 0},
+	// Two spans for the one request: OpenLLMetry's "chat {model}" and, its child, the span the
+	// Anthropic SDK writes itself (0.134.0 and later, on by default), read with OpenLLMetry's scope
+	// excluded (CapturedExcludedScopes): the SDK's, with its time to first chunk.
+	"openllmetry-anthropic": {"anthropic", 1, "gen_ai.response.time_to_first_chunk", "first_chunk", 20,
+		"per-gap ITL; on OpenLLMetry's own span, any timing: the TTFT is the Anthropic SDK's span's, a second model call for the request unless excluded_scopes names one of the two", 0},
 	// One span per chain run (workflow, no model call) and one per model run: the chat span.
 	"openllmetry-langchain": {"openai", 1, "", "", 20,
 		"any timing: the model run's span has the run's model, provider and usage only", 0},
@@ -393,4 +398,14 @@ var Captured = map[string]CapturedRead{
 	// truth's 20 what the stream said.
 	"bedrock-invoke": {"aws.bedrock", 1, "", "", 1,
 		"any timing, the operation (InvokeModel spans have no gen_ai.operation.name) and, for a Claude stream, the output tokens: it writes message_start's count (1), not message_delta's", 0},
+}
+
+// CapturedExcludedScopes are the excluded_scopes a captured scenario is read with (Captured):
+// where two instrumentations each wrote a model call for one request, the scope whose spans do
+// not count, as the README's "Two instrumentations on one request" says to configure. Every other
+// scenario is read with none; no scope named here is in another scenario.
+var CapturedExcludedScopes = map[string][]string{
+	// @anthropic-ai/sdk 0.134.0 and later trace their own calls on the global tracer provider
+	// (scope com.anthropic.sdk.typescript), with a time to first chunk OpenLLMetry's span lacks.
+	"openllmetry-anthropic": {"@traceloop/instrumentation-anthropic"},
 }
