@@ -204,28 +204,40 @@ func TestNestedModelCalls(t *testing.T) {
 	}
 }
 
-// TestExcludedScopesAnthropic: with OpenLLMetry's Anthropic instrumentation registered, the
-// Anthropic SDK (0.134.0 and later) still traces its own calls on the global tracer provider, so
-// one streamed request gets two model calls (tools/capture's openllmetry-anthropic): OpenLLMetry's
-// "chat {model}", with no timing, and its child, the SDK's "anthropic.messages.create", with a
-// time to first chunk. The connector counts the request twice, its tokens too; excluding
-// OpenLLMetry's scope, as the README's table says, counts it once with the SDK's time to first
-// chunk; excluding the SDK's, once without.
-func TestExcludedScopesAnthropic(t *testing.T) {
-	const sdkScope = "com.anthropic.sdk.typescript"
-	cc := golden.LoadCaptured(t)["openllmetry-anthropic"]
+// TestExcludedScopesCaptured: two instrumentations on one request, as the real packages wrote
+// them (tools/capture). With OpenLLMetry's Anthropic instrumentation registered, the Anthropic SDK
+// (0.134.0 and later) still traces its own calls on the global tracer provider
+// (openllmetry-anthropic): OpenLLMetry's "chat {model}", with no timing, and its child, the SDK's
+// "anthropic.messages.create", with a time to first chunk. With OpenLLMetry's LangChain and OpenAI
+// instrumentations registered and a ChatOpenAI on openai 6 (openllmetry-langchain-openai), each
+// writes a "chat {model}" for the request, the OpenAI one without usage. The connector counts
+// each request twice; excluding the scope the README's table names counts it once, with the
+// other's figures.
+func TestExcludedScopesCaptured(t *testing.T) {
+	const (
+		anthropicSDK = "com.anthropic.sdk.typescript"
+		langChain    = "@traceloop/instrumentation-langchain"
+	)
+	cases := golden.LoadCaptured(t)
 	for _, tc := range []struct {
-		name     string
-		excluded []string
-		calls    uint64
-		tokens   float64
-		timing   map[string]int64
+		scenario, name string
+		excluded       []string
+		calls          uint64
+		tokens         float64 // output tokens in all; -1: none recorded
+		timing         map[string]int64
 	}{
-		{"none excluded: the request counts twice", nil, 2, 40, map[string]int64{"ttft": 1, "none": 1}},
-		{"OpenLLMetry's excluded", []string{"@traceloop/instrumentation-anthropic"}, 1, 20, map[string]int64{"ttft": 1}},
-		{"the SDK's excluded", []string{sdkScope}, 1, 20, map[string]int64{"none": 1}},
+		{"openllmetry-anthropic", "none excluded: the request counts twice", nil, 2, 40, map[string]int64{"ttft": 1, "none": 1}},
+		{"openllmetry-anthropic", "OpenLLMetry's excluded", []string{"@traceloop/instrumentation-anthropic"}, 1, 20, map[string]int64{"ttft": 1}},
+		{"openllmetry-anthropic", "the SDK's excluded", []string{anthropicSDK}, 1, 20, map[string]int64{"none": 1}},
+		{"openllmetry-langchain-openai", "none excluded: the request counts twice", nil, 2, 20, map[string]int64{"none": 2}},
+		{"openllmetry-langchain-openai", "the OpenAI instrumentation's excluded", []string{openLLMetryScope}, 1, 20, map[string]int64{"none": 1}},
+		{"openllmetry-langchain-openai", "LangChain's excluded", []string{langChain}, 1, -1, map[string]int64{"none": 1}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.scenario+"/"+tc.name, func(t *testing.T) {
+			cc, ok := cases[tc.scenario]
+			if !ok {
+				t.Fatalf("no captured fixture %s", tc.scenario)
+			}
 			sink := new(consumertest.MetricsSink)
 			c := newTestConnector(t, func(cfg *Config) { cfg.ExcludedScopes = tc.excluded }, sink)
 			if err := c.ConsumeTraces(context.Background(), cc.Traces); err != nil {
@@ -235,22 +247,29 @@ func TestExcludedScopesAnthropic(t *testing.T) {
 				t.Fatal(err)
 			}
 			md := sink.AllMetrics()[0]
-			// Summed over every point: the two spans differ in attributes beyond the model (the
-			// SDK's names the server), so each has points of its own.
+			// Summed over every point: the two spans may differ in attributes beyond the model
+			// (the Anthropic SDK's names the server), and then each has points of its own.
 			var calls uint64
-			var tokens float64
+			tokens, hasTokens := 0.0, false
 			forMetric(md, itlconv.Duration.Name, func(m pmetric.Metric) {
 				for i := range m.Histogram().DataPoints().Len() {
-					calls += m.Histogram().DataPoints().At(i).Count()
+					dp := m.Histogram().DataPoints().At(i)
+					if str(dp.Attributes(), "gen_ai.request.model") != cc.Truth.Model {
+						t.Errorf("a duration point of model %q, want %q", str(dp.Attributes(), "gen_ai.request.model"), cc.Truth.Model)
+					}
+					calls += dp.Count()
 				}
 			})
 			forMetric(md, itlconv.TokenUsage.Name, func(m pmetric.Metric) {
 				for i := range m.Histogram().DataPoints().Len() {
 					if dp := m.Histogram().DataPoints().At(i); str(dp.Attributes(), "gen_ai.token.type") == "output" {
-						tokens += dp.Sum()
+						tokens, hasTokens = tokens+dp.Sum(), true
 					}
 				}
 			})
+			if !hasTokens {
+				tokens = -1
+			}
 			if calls != tc.calls || tokens != tc.tokens {
 				t.Errorf("%d model calls and %v output tokens, want %d and %v", calls, tokens, tc.calls, tc.tokens)
 			}

@@ -336,6 +336,10 @@ var Captured = map[string]CapturedRead{
 	// One span per chain run (workflow, no model call) and one per model run: the chat span.
 	"openllmetry-langchain": {"openai", 1, "", "", 20,
 		"any timing: the model run's span has the run's model, provider and usage only", 0},
+	// LangChain's chat span and the OpenAI instrumentation's for the one request (ChatOpenAI 1.5.8 on
+	// openai 6), read with the OpenAI instrumentation's scope excluded: LangChain's, with the usage.
+	"openllmetry-langchain-openai": {"openai", 1, "", "", 20,
+		"any timing; with @traceloop/instrumentation-openai registered too, a second model call for the request (without usage) unless excluded_scopes names it", 0},
 	"edot-openai": {"openai", 1, "", "", 20,
 		"any timing: it writes the conventions' model, provider (gen_ai.system) and usage only", 0},
 	"edot-openai-nousage": {"openai", 1, "", "", -1,
@@ -403,9 +407,12 @@ var Captured = map[string]CapturedRead{
 // CapturedExcludedScopes are the excluded_scopes a captured scenario is read with (Captured):
 // where two instrumentations each wrote a model call for one request, the scope whose spans do
 // not count, as the README's "Two instrumentations on one request" says to configure. Every other
-// scenario is read with none; no scope named here is in another scenario.
+// scenario is read with none. A scope named here may be another scenario's own (OpenLLMetry's
+// OpenAI instrumentation is openllmetry-openai's): read each scenario with its own setting.
 var CapturedExcludedScopes = map[string][]string{
 	// @anthropic-ai/sdk 0.134.0 and later trace their own calls on the global tracer provider
 	// (scope com.anthropic.sdk.typescript), with a time to first chunk OpenLLMetry's span lacks.
 	"openllmetry-anthropic": {"@traceloop/instrumentation-anthropic"},
+	// The OpenAI instrumentation's span for the request LangChain's chat span stands for: no usage.
+	"openllmetry-langchain-openai": {"@traceloop/instrumentation-openai"},
 }
