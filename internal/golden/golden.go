@@ -346,6 +346,20 @@ var Captured = map[string]CapturedRead{
 		"any timing, and usage when the request asks for no usage chunk (stream_options.include_usage)", 0},
 	"openinference-openai": {"openai", 1, "", "", -1,
 		"any timing (the First Token Stream Event is Python-only) and, for streams, any usage", 0},
+	// OpenInference's LangChain tracer (JS) makes one span per LangChain run: the chain's
+	// RunnableSequence and its StrOutputParser are CHAIN, the prompt template PROMPT, only
+	// ChatOpenAI's run is LLM. It writes no First Token Stream Event (the JS tracer exports none of
+	// a run's new_token events) and no llm.provider or llm.system (LangChain's ls_provider is only
+	// inside its metadata JSON); the usage is the provider's (usage_metadata, from the
+	// stream_options.include_usage chunk ChatOpenAI asks for).
+	"openinference-langchain": {"", 1, "", "", 20,
+		"any timing (no First Token Stream Event in JS), and the provider: ls_provider only inside the metadata JSON", 0},
+	// OpenInference's Anthropic instrumentation: one LLM span per messages.create, llm.provider and
+	// llm.system anthropic, the stream's usage (message_start and message_delta), no timing. The
+	// scenario turns off @anthropic-ai/sdk's own span (openTelemetry: false; on by default since
+	// 0.134.0), which would be a second model call for the same request.
+	"openinference-anthropic": {"anthropic", 1, "", "", 20,
+		"any timing: no First Token Stream Event in JS (with @anthropic-ai/sdk >= 0.134 the SDK's own span, its child, has the time to first chunk)", 0},
 	"langfuse-openai": {"", 1, "langfuse.observation.completion_start_time", "headers", 20,
 		"a true TTFT: the OpenAI integration stamps the first streamed event of any kind, often a role-only event sent with the headers", 0},
 	"openlit-openai": {"openai", 1, "", "", 20,

@@ -26,6 +26,9 @@ all_scenarios=(
   edot-openai
   edot-openai-nousage
   openinference-openai
+  openinference-langchain
+  openinference-vercel
+  openinference-anthropic
   langfuse-openai
   openlit-openai
   otel-openai
@@ -85,7 +88,7 @@ echo "capture: building fakellm"
 (cd "$root" && go build -o "$tmp/fakellm" ./examples/fakellm)
 
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
-models="$(printf 'cap-%s,' vercel7-chat vercel7-agent vercel7-legacy-text vercel6-text vercel6-object openllmetry openllmetry-anthropic openllmetry-langchain openllmetry-langchain-openai edot-openai edot-openai-nousage openinference langfuse openlit otel-openai otel-openai-nousage mastra-chat mastra-agent strands-chat strands-agent strands-graph langsmith-chain langsmith-llm langsmith-agent adk-chat adk-agent adk-workflow)"
+models="$(printf 'cap-%s,' vercel7-chat vercel7-agent vercel7-legacy-text vercel6-text vercel6-object openllmetry openllmetry-anthropic openllmetry-langchain openllmetry-langchain-openai edot-openai edot-openai-nousage openinference openinference-langchain openinference-vercel openinference-anthropic langfuse openlit otel-openai otel-openai-nousage mastra-chat mastra-agent strands-chat strands-agent strands-graph langsmith-chain langsmith-llm langsmith-agent adk-chat adk-agent adk-workflow)"
 "$tmp/fakellm" -addr "127.0.0.1:$port" -models "${models%,}" >"$tmp/fakellm.log" 2>&1 &
 fakellm_pid=$!
 url="http://127.0.0.1:$port"

@@ -59,11 +59,13 @@ function wallMinusPerfMs() {
 }
 
 // setupTracing registers a global NodeTracerProvider that exports every ended span to memory.
-function setupTracing(scenario) {
+// processor, when given, makes the span processor in front of the exporter (an instrumentation
+// that is a span processor, such as @arizeai/openinference-vercel's); else a SimpleSpanProcessor.
+function setupTracing(scenario, { processor } = {}) {
   const exporter = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'otelitl-capture', 'otelitl.capture.scenario': scenario }),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    spanProcessors: [processor ? processor(exporter) : new SimpleSpanProcessor(exporter)],
   });
   provider.register();
   return { provider, exporter, tracer: api.trace.getTracer('otelitl-capture') };
