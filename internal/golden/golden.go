@@ -354,6 +354,11 @@ var Captured = map[string]CapturedRead{
 	// stream_options.include_usage chunk ChatOpenAI asks for).
 	"openinference-langchain": {"", 1, "", "", 20,
 		"any timing (no First Token Stream Event in JS), and the provider: ls_provider only inside the metadata JSON", 0},
+	// OpenInference's span processor for the Vercel AI SDK marks AI SDK 6's outer ai.streamText
+	// AGENT and only ai.streamText.doStream LLM (constants.ts VercelSDKFunctionNameToSpanKindMap),
+	// and keeps the SDK's ai.* attributes: one model call, its time to first chunk AI SDK 6's.
+	"openinference-vercel": {"openai", 1, "ai.response.msToFirstChunk", "first_chunk", 20,
+		"per-gap ITL: the SDK's avgOutputTokensPerSecond, copied as metadata.ai.response.*, is a rate over the whole call", 0},
 	// OpenInference's Anthropic instrumentation: one LLM span per messages.create, llm.provider and
 	// llm.system anthropic, the stream's usage (message_start and message_delta), no timing. The
 	// scenario turns off @anthropic-ai/sdk's own span (openTelemetry: false; on by default since
