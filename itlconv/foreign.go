@@ -105,6 +105,24 @@ const (
 // add a "First Token Stream Event" event at the first chunk (python/instrumentation/
 // openinference-instrumentation-openai/src/openinference/instrumentation/openai/_stream.py); the
 // JavaScript ones do not.
+//
+// The JavaScript instrumentations (npm, captured in testdata/captured/openinference-*) write no
+// time to first chunk at all. @arizeai/openinference-instrumentation-openai 4.2.7 and
+// -anthropic 0.2.8 (dist/src/instrumentation.js) make one LLM span per call.
+// @arizeai/openinference-instrumentation-langchain 4.1.1 makes one span per LangChain run, of the
+// run type's kind (dist/src/utils.js getOpenInferenceSpanKindFromRunType: llm is LLM, prompt
+// PROMPT, a chain or parser CHAIN), so only a model's run is a model call; it writes no
+// llm.provider or llm.system (LangChain's ls_provider is only in its metadata JSON), and exports
+// none of a run's new_token events. @arizeai/openinference-vercel 3.2.1 is a span processor that
+// adds OpenInference attributes to the Vercel AI SDK's own spans as they end; its
+// src/constants.ts VercelSDKFunctionNameToSpanKindMap marks the wrapper AGENT and the provider call
+// LLM:
+//
+//	["ai.streamText", OpenInferenceSpanKind.AGENT],
+//	["ai.streamText.doStream", OpenInferenceSpanKind.LLM],
+//
+// (CHAIN, not AGENT, for the wrappers in earlier versions), so the AI SDK's model call is counted
+// once, under either rule, with the SDK's ai.* attributes, which the processor keeps.
 const (
 	OpenInferenceSpanKindKey     = "openinference.span.kind"
 	OpenInferenceLLMKind         = "LLM"
