@@ -618,4 +618,12 @@ func TestExcludedScopesFromOneVariable(t *testing.T) {
 			t.Errorf("ITL_EXCLUDED_SCOPES=a, b: exit status %d, want 1 and %q in:\n%s", code, w, out)
 		}
 	}
+	// A name that begins with @ outside quotes: YAML cannot read the list, and the collector would
+	// take the text, brackets and all, as a name that excludes nothing.
+	out, code = otelcolItl(t, []string{"ITL_EXCLUDED_SCOPES=[@traceloop/instrumentation-openai]"}, "validate", "--config", config)
+	for _, w := range []string{`excluded_scopes: "[@traceloop/instrumentation-openai]" is a list that YAML could not read`, `write ["@traceloop/instrumentation-openai"]`, `ITL_EXCLUDED_SCOPES="[@traceloop/instrumentation-openai]"`} {
+		if code != 1 || !strings.Contains(out, w) {
+			t.Errorf("ITL_EXCLUDED_SCOPES=[@traceloop/instrumentation-openai]: exit status %d, want 1 and %q in:\n%s", code, w, out)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,6 +88,9 @@ func checkScopes(scopes []string) error {
 	if len(scopes) > MaxScopes {
 		return fmt.Errorf("excluded_scopes: %d names, more than %d; list the instrumentation scopes whose spans another instrumentation already records", len(scopes), MaxScopes)
 	}
+	if list, ok := unreadList(scopes); ok {
+		return fmt.Errorf("excluded_scopes: %q is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, which would exclude nothing; write %s", strings.Join(scopes, ","), list)
+	}
 	var errs []error
 	for i, s := range scopes {
 		switch {
@@ -99,6 +103,21 @@ func checkScopes(scopes []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unreadList tells a list that YAML could not read, such as [@traceloop/instrumentation-openai]
+// from an environment variable (@ cannot begin a name outside quotes): the collector's env provider
+// then hands over the text, which the collector splits at its commas, so the first name begins with
+// [ and the last ends with ]. No scope name does. It returns the list to write, every name quoted.
+func unreadList(scopes []string) (string, bool) {
+	if len(scopes) == 0 || !strings.HasPrefix(strings.TrimSpace(scopes[0]), "[") || !strings.HasSuffix(strings.TrimSpace(scopes[len(scopes)-1]), "]") {
+		return "", false
+	}
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = strconv.Quote(strings.Trim(strings.TrimSpace(s), "[]\"' "))
+	}
+	return "[" + strings.Join(names, ", ") + "]", true
 }
 
 // validateEventNames checks a list of chunk event names: at least one, none empty, none twice.

@@ -56,6 +56,9 @@ func TestLoadConfig(t *testing.T) {
 			`excluded_scopes[3]: "gen_ai" is listed twice; list each scope once`},
 		// One name written without a list is a list of one, as the collector reads any list.
 		{id: component.NewIDWithName(Type, "scope_string"), want: &Config{Config: oneScope}},
+		// A list YAML could not read, taken as text, would exclude nothing.
+		{id: component.NewIDWithName(Type, "bracketed_scope"), wantErr: `excluded_scopes: "[@traceloop/instrumentation-openai]" is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, which would exclude nothing; write ["@traceloop/instrumentation-openai"]`},
+		{id: component.NewIDWithName(Type, "bracketed_scopes"), wantErr: `excluded_scopes: "[@traceloop/instrumentation-openai, com.anthropic.sdk.typescript]" is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, which would exclude nothing; write ["@traceloop/instrumentation-openai", "com.anthropic.sdk.typescript"]`},
 		{id: component.NewIDWithName(Type, "both"), wantErr: "compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"},
 	}
 	seen := map[string]bool{}
