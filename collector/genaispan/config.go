@@ -98,6 +98,8 @@ func checkScopes(scopes []string) error {
 			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: a scope name must not be empty; write the instrumentation scope's name as its spans carry it, such as @traceloop/instrumentation-openai", i))
 		case strings.TrimSpace(s) != s:
 			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: %q has spaces at an end, which no scope name has, so it would exclude nothing; write %q", i, s, strings.TrimSpace(s)))
+		case versioned(s) != "":
+			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: %q ends in a version, which the debug exporter prints beside the scope's name and is no part of it, so it would exclude nothing; write %q", i, s, versioned(s)))
 		case slices.Contains(scopes[:i], s):
 			errs = append(errs, fmt.Errorf("excluded_scopes[%d]: %q is listed twice; list each scope once", i, s))
 		}
@@ -118,6 +120,22 @@ func unreadList(scopes []string) (string, bool) {
 		names[i] = strconv.Quote(strings.Trim(strings.TrimSpace(s), "[]\"' "))
 	}
 	return "[" + strings.Join(names, ", ") + "]", true
+}
+
+// versioned returns the name of a scope written with its version as the debug exporter prints it,
+// "NAME VERSION" at detailed verbosity or "NAME@VERSION" at normal, and "" for any other name. An
+// @ at the start (an npm scope) and a last word without a digit after an optional v are no
+// version.
+func versioned(s string) string {
+	i := strings.LastIndexAny(s, " @")
+	if i <= 0 {
+		return ""
+	}
+	v := strings.TrimPrefix(s[i+1:], "v")
+	if v == "" || v[0] < '0' || v[0] > '9' {
+		return ""
+	}
+	return strings.TrimSpace(s[:i])
 }
 
 // validateEventNames checks a list of chunk event names: at least one, none empty, none twice.

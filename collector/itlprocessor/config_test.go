@@ -59,6 +59,10 @@ func TestLoadConfig(t *testing.T) {
 		// A list YAML could not read, taken as text, would exclude nothing.
 		{id: component.NewIDWithName(Type, "bracketed_scope"), wantErr: `excluded_scopes: "[@traceloop/instrumentation-openai]" is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, which would exclude nothing; write ["@traceloop/instrumentation-openai"]`},
 		{id: component.NewIDWithName(Type, "bracketed_scopes"), wantErr: `excluded_scopes: "[@traceloop/instrumentation-openai, com.anthropic.sdk.typescript]" is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, which would exclude nothing; write ["@traceloop/instrumentation-openai", "com.anthropic.sdk.typescript"]`},
+		// The version the debug exporter prints beside the name is no part of it; a name that
+		// begins with @ or ends in .v1 is no version.
+		{id: component.NewIDWithName(Type, "versioned_scopes"), wantErr: `excluded_scopes[0]: "@traceloop/instrumentation-openai 0.27.0" ends in a version, which the debug exporter prints beside the scope's name and is no part of it, so it would exclude nothing; write "@traceloop/instrumentation-openai"` + "\n" +
+			`excluded_scopes[1]: "opentelemetry.instrumentation.openai_v2@2.4b0" ends in a version, which the debug exporter prints beside the scope's name and is no part of it, so it would exclude nothing; write "opentelemetry.instrumentation.openai_v2"`},
 		{id: component.NewIDWithName(Type, "both"), wantErr: "compact_events and drop_timeline: set at most one; drop_timeline removes the timeline that compact_events would rewrite"},
 	}
 	seen := map[string]bool{}
