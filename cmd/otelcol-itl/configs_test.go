@@ -626,4 +626,11 @@ func TestExcludedScopesFromOneVariable(t *testing.T) {
 			t.Errorf("ITL_EXCLUDED_SCOPES=[@traceloop/instrumentation-openai]: exit status %d, want 1 and %q in:\n%s", code, w, out)
 		}
 	}
+	// Names in quotes without the brackets: the collector keeps the quotes in each name.
+	out, code = otelcolItl(t, []string{`ITL_EXCLUDED_SCOPES="@traceloop/instrumentation-openai","com.anthropic.sdk.typescript"`}, "validate", "--config", config)
+	for _, w := range []string{`has names in quotes outside a list's brackets`, `write ["@traceloop/instrumentation-openai", "com.anthropic.sdk.typescript"]`} {
+		if code != 1 || !strings.Contains(out, w) {
+			t.Errorf("ITL_EXCLUDED_SCOPES with quoted names and no brackets: exit status %d, want 1 and %q in:\n%s", code, w, out)
+		}
+	}
 }

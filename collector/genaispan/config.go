@@ -88,8 +88,8 @@ func checkScopes(scopes []string) error {
 	if len(scopes) > MaxScopes {
 		return fmt.Errorf("excluded_scopes: %d names, more than %d; list the instrumentation scopes whose spans another instrumentation already records", len(scopes), MaxScopes)
 	}
-	if list, ok := unreadList(scopes); ok {
-		return fmt.Errorf("excluded_scopes: %q is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, which would exclude nothing; write %s", strings.Join(scopes, ","), list)
+	if list, why := unreadList(scopes); why != "" {
+		return fmt.Errorf("excluded_scopes: %q %s, so it would exclude nothing; write %s", strings.Join(scopes, ","), why, list)
 	}
 	var errs []error
 	for i, s := range scopes {
@@ -110,16 +110,34 @@ func checkScopes(scopes []string) error {
 // unreadList tells a list that YAML could not read, such as [@traceloop/instrumentation-openai]
 // from an environment variable (@ cannot begin a name outside quotes): the collector's env provider
 // then hands over the text, which the collector splits at its commas, so the first name begins with
-// [ and the last ends with ]. No scope name does. It returns the list to write, every name quoted.
-func unreadList(scopes []string) (string, bool) {
-	if len(scopes) == 0 || !strings.HasPrefix(strings.TrimSpace(scopes[0]), "[") || !strings.HasSuffix(strings.TrimSpace(scopes[len(scopes)-1]), "]") {
-		return "", false
+// [ and the last ends with ]. Names in quotes without the brackets ("a","b") stay quoted too, as
+// the collector keeps a variable's text for a string. No scope name begins with [ or a quote. It
+// returns the list to write, every name quoted, and the reason it was refused.
+func unreadList(scopes []string) (list, why string) {
+	if len(scopes) == 0 {
+		return "", ""
 	}
-	names := make([]string, len(scopes))
-	for i, s := range scopes {
-		names[i] = strconv.Quote(strings.Trim(strings.TrimSpace(s), "[]\"' "))
+	switch {
+	case strings.HasPrefix(strings.TrimSpace(scopes[0]), "[") && strings.HasSuffix(strings.TrimSpace(scopes[len(scopes)-1]), "]"):
+		why = "is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text"
+	case slices.ContainsFunc(scopes, quoted):
+		why = "has names in quotes outside a list's brackets, which stay part of each name"
+	default:
+		return "", ""
 	}
-	return "[" + strings.Join(names, ", ") + "]", true
+	var names []string
+	for _, s := range scopes {
+		if n := strings.Trim(strings.TrimSpace(s), "[]\"' "); n != "" {
+			names = append(names, strconv.Quote(n))
+		}
+	}
+	return "[" + strings.Join(names, ", ") + "]", why
+}
+
+// quoted tells a name written in quotes, which the collector kept.
+func quoted(s string) bool {
+	s = strings.TrimSpace(s)
+	return len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0]
 }
 
 // versioned returns the name of a scope written with its version as the debug exporter prints it,
