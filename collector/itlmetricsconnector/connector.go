@@ -907,8 +907,9 @@ const nestedLogEvery = time.Minute
 // durations, the tokens twice. The connector cannot tell which of the two the operator wants, so
 // it counts both, and tells them about excluded_scopes. Only a parent and its child in the same
 // request are seen: a pipeline's batch processor usually puts one process's spans of a trace in
-// one request; otelitl-proxy's span, a grandchild of the application's through its HTTP client
-// span, is never seen this way. A SERVER span above its own CLIENT span (a gateway) is no pair: the
+// one request; otelitl-proxy's span, exported by another process than the application's above
+// it, seldom is, and never when it is a grandchild through the application's HTTP client span.
+// A SERVER span above its own CLIENT span (a gateway) is no pair: the
 // two are counted apart.
 func (c *itlMetrics) checkNested(ctx context.Context, b *batch) {
 	calls := b.calls
