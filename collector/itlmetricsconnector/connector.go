@@ -891,7 +891,7 @@ type callRef struct {
 
 // spanIndex finds a request's model call by its span ID: an open-addressing table of the calls'
 // indexes, twice as large as the calls, hashed with a seed of the process so that a client cannot
-// choose span IDs that all fall in one slot. It is kept in the batch between requests, so a request
+// choose IDs that all fall in one slot (and a span sent many times in one request takes one slot). It is kept in the batch between requests, so a request
 // allocates nothing once its batch has seen one as large; a Go map took three times as long.
 type spanIndex struct {
 	slots []int32 // a call's index + 1, 0 for an empty slot
@@ -900,7 +900,16 @@ type spanIndex struct {
 
 var spanIndexSeed = maphash.MakeSeed()
 
-func spanHash(id pcommon.SpanID) uint64 { return maphash.Comparable(spanIndexSeed, id) }
+// callKey is what spanIndex hashes: the trace ID too, so that many spans of one span ID in
+// different traces do not all fall in one slot.
+type callKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+func spanHash(trace pcommon.TraceID, span pcommon.SpanID) uint64 {
+	return maphash.Comparable(spanIndexSeed, callKey{trace, span})
+}
 
 // fill indexes calls, emptying the table first.
 func (x *spanIndex) fill(calls []callRef) {
@@ -916,17 +925,21 @@ func (x *spanIndex) fill(calls []callRef) {
 	}
 	x.mask = uint64(size - 1)
 	for i, r := range calls {
-		h := spanHash(r.span) & x.mask
-		for x.slots[h] != 0 {
-			h = (h + 1) & x.mask
+		h := spanHash(r.trace, r.span) & x.mask
+		for ; x.slots[h] != 0; h = (h + 1) & x.mask {
+			if k := x.slots[h] - 1; calls[k].span == r.span && calls[k].trace == r.trace {
+				break // a span sent twice in one request: the first stands for both
+			}
 		}
-		x.slots[h] = int32(i + 1)
+		if x.slots[h] == 0 {
+			x.slots[h] = int32(i + 1)
+		}
 	}
 }
 
 // find returns the index of the call of trace and span, or -1.
 func (x *spanIndex) find(calls []callRef, trace pcommon.TraceID, span pcommon.SpanID) int {
-	for h := spanHash(span) & x.mask; x.slots[h] != 0; h = (h + 1) & x.mask {
+	for h := spanHash(trace, span) & x.mask; x.slots[h] != 0; h = (h + 1) & x.mask {
 		if k := int(x.slots[h] - 1); calls[k].span == span && calls[k].trace == trace {
 			return k
 		}

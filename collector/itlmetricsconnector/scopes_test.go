@@ -288,3 +288,29 @@ func TestExcludedScopesCaptured(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedCheckHostile: a request of many model calls that all carry one trace and span ID (a
+// client's bug, or an attack) takes one slot of the nested check's index, where each copy took a
+// slot of its own, all in one chain of probes: a check quadratic in the calls (1.25 billion probes
+// for these 50,000). Each copy still finds its parent, the span's ID.
+func TestNestedCheckHostile(t *testing.T) {
+	c := newTestConnector(t, nil, new(consumertest.MetricsSink))
+	b := c.newBatch()
+	for range 50_000 {
+		b.calls = append(b.calls, callRef{trace: pcommon.TraceID{1}, span: pcommon.SpanID{2}, parent: pcommon.SpanID{2}})
+	}
+	b.index.fill(b.calls)
+	used := 0
+	for _, s := range b.index.slots {
+		if s != 0 {
+			used++
+		}
+	}
+	if used != 1 {
+		t.Errorf("50,000 copies of one span take %d slots of the index, want 1", used)
+	}
+	c.checkNested(context.Background(), b)
+	if n := ownTotal(t, c, "otelcol_connector_itl_metrics_spans_nested"); n != 50_000 {
+		t.Errorf("%d nested model calls, want 50000 (each copy's parent is the span's ID)", n)
+	}
+}
