@@ -3,6 +3,7 @@ package itlmetricsconnector
 import (
 	"context"
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -202,4 +203,61 @@ func BenchmarkConsumeTracesDedup(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkNestedCheck: the nested-call check of one request of 100 client model calls, each with a
+// parent span, by the connector's index (spanIndex) and, beside it, by a Go map of the same keys
+// made once and cleared after each request, the first way it was written. Per request; divide by
+// 100 for a model call.
+func BenchmarkNestedCheck(b *testing.B) {
+	calls := make([]callRef, 100)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range calls {
+		for j := range calls[i].trace {
+			calls[i].trace[j] = byte(rng.IntN(256))
+		}
+		for j := range calls[i].span {
+			calls[i].span[j] = byte(rng.IntN(256))
+			calls[i].parent[j] = byte(rng.IntN(256))
+		}
+	}
+	calls[7].parent = calls[3].span
+	calls[7].trace = calls[3].trace
+	b.Run("index", func(b *testing.B) {
+		var x spanIndex
+		for b.Loop() {
+			x.fill(calls)
+			n := 0
+			for _, r := range calls {
+				if x.find(calls, r.trace, r.parent) >= 0 {
+					n++
+				}
+			}
+			if n != 1 {
+				b.Fatalf("%d nested, want 1", n)
+			}
+		}
+	})
+	b.Run("map", func(b *testing.B) {
+		type key struct {
+			trace pcommon.TraceID
+			span  pcommon.SpanID
+		}
+		m := map[key]int{}
+		for b.Loop() {
+			for i, r := range calls {
+				m[key{r.trace, r.span}] = i
+			}
+			n := 0
+			for _, r := range calls {
+				if _, ok := m[key{r.trace, r.parent}]; ok {
+					n++
+				}
+			}
+			clear(m)
+			if n != 1 {
+				b.Fatalf("%d nested, want 1", n)
+			}
+		}
+	})
 }
