@@ -2,6 +2,7 @@ package itlmetricsconnector
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -108,18 +109,7 @@ func TestExcludedScopes(t *testing.T) {
 			if calls != tc.calls || gaps != tc.gaps {
 				t.Errorf("%d model calls and %d gaps, want %d and %d", calls, gaps, tc.calls, tc.gaps)
 			}
-			timing := map[string]int64{}
-			for k, v := range sumPoints(md, itlconv.Generations.Name, itlconv.TimingKey) {
-				timing[k.extraVal] += v
-			}
-			if len(timing) != len(tc.timing) {
-				t.Errorf("generations by timing %v, want %v", timing, tc.timing)
-			}
-			for k, v := range tc.timing {
-				if timing[k] != v {
-					t.Errorf("generations by timing %v, want %v", timing, tc.timing)
-				}
-			}
+			checkTiming(t, md, tc.timing)
 		})
 	}
 }
@@ -128,7 +118,7 @@ func TestExcludedScopes(t *testing.T) {
 // same request is counted in otelcol_connector_itl_metrics_spans_nested and logged, at most once a
 // minute, with both scopes and the fix: two instrumentations describe one request, which the
 // connector counts twice. Siblings, a SERVER span above its own CLIENT span, and a pair one of
-// whose scopes is excluded are no such pair; more than 16 model calls in a request take a map.
+// whose scopes is excluded are no such pair; more than 16 model calls in a request take the index.
 func TestNestedModelCalls(t *testing.T) {
 	sibling := func(td ptrace.Traces, parent pcommon.SpanID, id byte, kind ptrace.SpanKind) ptrace.Span {
 		s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
@@ -273,18 +263,7 @@ func TestExcludedScopesCaptured(t *testing.T) {
 			if calls != tc.calls || tokens != tc.tokens {
 				t.Errorf("%d model calls and %v output tokens, want %d and %v", calls, tokens, tc.calls, tc.tokens)
 			}
-			timing := map[string]int64{}
-			for k, v := range sumPoints(md, itlconv.Generations.Name, itlconv.TimingKey) {
-				timing[k.extraVal] += v
-			}
-			if len(timing) != len(tc.timing) {
-				t.Errorf("generations by timing %v, want %v", timing, tc.timing)
-			}
-			for k, v := range tc.timing {
-				if timing[k] != v {
-					t.Errorf("generations by timing %v, want %v", timing, tc.timing)
-				}
-			}
+			checkTiming(t, md, tc.timing)
 		})
 	}
 }
@@ -312,5 +291,17 @@ func TestNestedCheckHostile(t *testing.T) {
 	c.checkNested(context.Background(), b)
 	if n := ownTotal(t, c, "otelcol_connector_itl_metrics_spans_nested"); n != 50_000 {
 		t.Errorf("%d nested model calls, want 50000 (each copy's parent is the span's ID)", n)
+	}
+}
+
+// checkTiming fails unless md's generations, by otelitl.timing over every series, are want.
+func checkTiming(t *testing.T, md pmetric.Metrics, want map[string]int64) {
+	t.Helper()
+	got := map[string]int64{}
+	for k, v := range sumPoints(md, itlconv.Generations.Name, itlconv.TimingKey) {
+		got[k.extraVal] += v
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("generations by timing %v, want %v", got, want)
 	}
 }
