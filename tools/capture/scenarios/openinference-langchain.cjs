@@ -10,6 +10,7 @@
 // build uses (the require hook's target, @langchain/core/dist/callbacks/manager.cjs, is an internal
 // file; manuallyInstrument is the package's documented way and patches the same module).
 const common = require('../lib/common.cjs');
+const { chatChain, streamChain } = require('../lib/langchain-chain.cjs');
 
 const scenario = 'openinference-langchain';
 const model = 'cap-openinference-langchain';
@@ -26,14 +27,7 @@ async function main() {
   const { ChatOpenAI } = require('@langchain/openai');
 
   const fetches = [];
-  const llm = new ChatOpenAI({
-    model,
-    streaming: true,
-    maxTokens: 20,
-    apiKey: common.DUMMY_API_KEY,
-    configuration: { baseURL: `${common.fakellmURL()}/v1`, fetch: common.recordingFetch(fetches) },
-  });
-  const chain = ChatPromptTemplate.fromMessages([['human', '{question}']]).pipe(llm).pipe(new StringOutputParser());
+  const chain = chatChain({ ChatOpenAI, ChatPromptTemplate, StringOutputParser }, model, fetches);
 
   // The usage the stream reported, as LangChain gave it to the model run's end (the chain yields
   // strings, which carry none).
@@ -45,14 +39,7 @@ async function main() {
     },
   });
 
-  async function run() {
-    const timing = new common.Timing();
-    for await (const chunk of await chain.stream({ question: 'Say hello.' }, { callbacks: [usage] })) {
-      if (typeof chunk === 'string' && chunk.length > 0) timing.chunk();
-    }
-    timing.finish();
-    return timing;
-  }
+  const run = () => streamChain(chain, { callbacks: [usage] });
 
   // The warm-up runs traced and its spans are dropped: run under common.warmup's suppressed
   // context, it left LangChain's background callback queue in that context, and the first run

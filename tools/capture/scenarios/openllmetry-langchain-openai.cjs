@@ -7,6 +7,7 @@
 // LangChain one "chat {model}" for the model run, the OpenAI one "chat {model}" for the openai
 // call.
 const common = require('../lib/common.cjs');
+const { chatChain, streamChain } = require('../lib/langchain-chain.cjs');
 
 const scenario = 'openllmetry-langchain-openai';
 const model = `cap-${scenario}`;
@@ -27,22 +28,8 @@ async function main() {
   const lc = require('otelitl-capture-langchain-openai6');
 
   const fetches = [];
-  const llm = new lc.ChatOpenAI({
-    model,
-    streaming: true,
-    maxTokens: 20,
-    apiKey: common.DUMMY_API_KEY,
-    configuration: { baseURL: `${common.fakellmURL()}/v1`, fetch: common.recordingFetch(fetches) },
-  });
-  const chain = ChatPromptTemplate.fromMessages([['human', '{question}']]).pipe(llm).pipe(new StringOutputParser());
-  async function run() {
-    const timing = new common.Timing();
-    for await (const s of await chain.stream({ question: 'Say hello.' })) {
-      if (s) timing.chunk();
-    }
-    timing.finish();
-    return timing;
-  }
+  const chain = chatChain({ ChatOpenAI: lc.ChatOpenAI, ChatPromptTemplate, StringOutputParser }, model, fetches);
+  const run = () => streamChain(chain);
 
   await common.warmup(run);
   await provider.forceFlush();

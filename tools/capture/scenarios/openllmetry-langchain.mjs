@@ -14,6 +14,7 @@
 const path = await import('node:path');
 const { fileURLToPath } = await import('node:url');
 const common = (await import('../lib/common.cjs')).default;
+const { chatChain, streamChain } = (await import('../lib/langchain-chain.cjs')).default;
 const scenario = path.basename(fileURLToPath(import.meta.url), '.mjs');
 const model = `cap-${scenario}`;
 
@@ -33,24 +34,8 @@ const { StringOutputParser } = await import('@langchain/core/output_parsers');
 const { ChatOpenAI } = await import('@langchain/openai');
 
 const fetches = [];
-const llm = new ChatOpenAI({
-  model,
-  streaming: true,
-  maxTokens: 20,
-  apiKey: common.DUMMY_API_KEY,
-  configuration: { baseURL: `${common.fakellmURL()}/v1`, fetch: common.recordingFetch(fetches) },
-});
-const chain = ChatPromptTemplate.fromMessages([['human', '{question}']]).pipe(llm).pipe(new StringOutputParser());
-
-// run streams the chain and notes when each non-empty string reached the application.
-async function run() {
-  const timing = new common.Timing();
-  for await (const s of await chain.stream({ question: 'Say hello.' })) {
-    if (s) timing.chunk();
-  }
-  timing.finish();
-  return timing;
-}
+const chain = chatChain({ ChatOpenAI, ChatPromptTemplate, StringOutputParser }, model, fetches);
+const run = () => streamChain(chain);
 
 await common.warmup(run);
 await provider.forceFlush();
