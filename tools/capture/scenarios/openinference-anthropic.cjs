@@ -15,28 +15,10 @@
 // client here is made with openTelemetry: false (its documented switch, as
 // ANTHROPIC_OPEN_TELEMETRY=false), so that the fixture holds OpenInference's span alone.
 const common = require('../lib/common.cjs');
+const { streamMessages } = require('../lib/anthropic-messages.cjs');
 
 const scenario = 'openinference-anthropic';
 const model = 'cap-openinference-anthropic';
-
-// streamMessages sends "Say hello." and notes when each non-empty text delta reached the
-// application; the output tokens are message_delta's usage.
-async function streamMessages(client, maxTokens) {
-  const timing = new common.Timing();
-  const stream = await client.messages.create({
-    model,
-    max_tokens: maxTokens,
-    messages: [{ role: 'user', content: 'Say hello.' }],
-    stream: true,
-  });
-  let outputTokens = null;
-  for await (const event of stream) {
-    if (event.type === 'content_block_delta' && event.delta.type === 'text_delta' && event.delta.text) timing.chunk();
-    if (event.type === 'message_delta' && event.usage) outputTokens = event.usage.output_tokens;
-  }
-  timing.finish();
-  return { timing, outputTokens };
-}
 
 async function main() {
   const { provider, exporter } = common.setupTracing(scenario);
@@ -47,14 +29,14 @@ async function main() {
   const fetches = [];
   const client = new Anthropic({ baseURL: common.fakellmURL(), apiKey: common.DUMMY_API_KEY, fetch: common.recordingFetch(fetches), openTelemetry: false });
 
-  await common.warmup(() => streamMessages(client, 5));
+  await common.warmup(() => streamMessages(client, model, 5));
   await new Promise((r) => setTimeout(r, 200));
   await provider.forceFlush();
   exporter.reset();
   fetches.length = 0;
 
   const wallMinusPerf = common.wallMinusPerfMs();
-  const { timing, outputTokens } = await streamMessages(client, 20);
+  const { timing, outputTokens } = await streamMessages(client, model, 20);
   if (fetches.length !== 1) throw new Error(`expected one request, saw ${fetches.length}`);
   // The instrumentation ends its span from a tee'd copy of the stream, on its own schedule: give
   // it a moment after the application's loop has finished.

@@ -2,28 +2,10 @@
 // OpenTelemetry instrumentation before @anthropic-ai/sdk is required) around a streamed Messages
 // call of the Anthropic SDK against fakellm's Anthropic API (POST /v1/messages).
 const common = require('../lib/common.cjs');
+const { streamMessages } = require('../lib/anthropic-messages.cjs');
 
 const scenario = 'openllmetry-anthropic';
 const model = 'cap-openllmetry-anthropic';
-
-// streamMessages sends "Say hello." with stream: true and notes when each text delta reached the
-// application; the output tokens are those of the message_delta event's usage.
-async function streamMessages(client, maxTokens) {
-  const timing = new common.Timing();
-  const stream = await client.messages.create({
-    model,
-    max_tokens: maxTokens,
-    messages: [{ role: 'user', content: 'Say hello.' }],
-    stream: true,
-  });
-  let outputTokens = null;
-  for await (const event of stream) {
-    if (event.type === 'content_block_delta' && event.delta && event.delta.type === 'text_delta' && event.delta.text) timing.chunk();
-    if (event.type === 'message_delta' && event.usage) outputTokens = event.usage.output_tokens;
-  }
-  timing.finish();
-  return { timing, outputTokens };
-}
 
 async function main() {
   const { provider, exporter } = common.setupTracing(scenario);
@@ -35,10 +17,10 @@ async function main() {
   const fetches = [];
   // The server's root, without /v1: the SDK adds /v1/messages.
   const client = new Anthropic({ baseURL: common.fakellmURL(), apiKey: common.DUMMY_API_KEY, fetch: common.recordingFetch(fetches) });
-  await common.warmup(() => streamMessages(client, 5));
+  await common.warmup(() => streamMessages(client, model, 5));
   fetches.length = 0;
   const wallMinusPerf = common.wallMinusPerfMs();
-  const { timing, outputTokens } = await streamMessages(client, 20);
+  const { timing, outputTokens } = await streamMessages(client, model, 20);
   if (fetches.length !== 1) throw new Error(`expected one request, saw ${fetches.length}`);
   await common.writeFixtures({
     scenario,
