@@ -32,7 +32,15 @@ const (
 	ChunkDroppedKey = attribute.Key("otelitl.chunk.dropped")
 )
 
-// Attributes the itl collector processor writes on a generation span. The time to first chunk goes
+// ClientScope is the instrumentation scope of otelitl's Go client (the module
+// github.com/otelitl/itl/otelitl), on every span it writes, otelitl-proxy's and the SDK wrappers'
+// included. Its spans carry the figures below, computed by the client as the itl processor
+// computes them, at DefaultStallThreshold; the processor keeps them (keep_client_figures) instead
+// of reading the timeline again.
+const ClientScope = "github.com/otelitl/itl/otelitl"
+
+// Attributes the itl collector processor writes on a generation span, and otelitl's Go client
+// writes on its own (see [ClientScope]). The time to first chunk goes
 // to the semantic conventions' gen_ai.response.time_to_first_chunk.
 const (
 	// TPOTKey is the decode time per output token after the first chunk, in seconds (double).

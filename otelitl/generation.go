@@ -529,7 +529,7 @@ func (b byOffset) Swap(i, j int) {
 func (g *Generation) writeSpan(r *result) {
 	tl := r.tl
 	n := tl.Len()
-	attrs := make([]attribute.KeyValue, 0, 12)
+	attrs := make([]attribute.KeyValue, 0, 18)
 	// The count is of the chunks received, dropped ones included: a reader that finds fewer
 	// arrivals knows the timeline is incomplete.
 	attrs = append(attrs, itlconv.ChunkCountKey.Int64(int64(n)+g.dropped))
@@ -571,15 +571,25 @@ func (g *Generation) writeSpan(r *result) {
 	}
 
 	compact := g.in.encoding == EncodingCompact || (g.in.encoding == EncodingAuto && n > g.in.eventLimit)
+	written := tl // the timeline as a reader of the span will read it
+	var us []int64
 	if compact && n > 0 {
-		us := make([]int64, n)
+		us = make([]int64, n)
+		written.Offsets = getBuf()
 		for i, off := range tl.Offsets {
 			us[i] = itlconv.Micros(off)
+			written.Offsets = append(written.Offsets, itlconv.Nanos(us[i]))
 		}
 		attrs = append(attrs, itlconv.ChunkOffsetsKey.Int64Slice(us))
 		if tl.Tokens != nil {
 			attrs = append(attrs, itlconv.ChunkTokensKey.Int64Slice(tl.Tokens))
 		}
+	}
+	if n > 0 {
+		attrs = g.appendFigures(attrs, written)
+	}
+	if us != nil {
+		putBuf(written.Offsets)
 	}
 	if r.failed {
 		attrs = append(attrs, r.errType)
@@ -602,6 +612,35 @@ func (g *Generation) writeSpan(r *result) {
 		}
 	}
 	g.span.End(trace.WithTimestamp(g.start.Add(time.Duration(r.end))))
+}
+
+// appendFigures appends the figures a collector's itl processor writes on a span (itlconv.SPEC.md
+// §3: the time per output token, the gap percentiles and largest gap, the stalls) to attrs,
+// computed as the processor computes them, at the default stall threshold, from tl, the timeline
+// as the span carries it (in the compact encoding, its offsets truncated to microseconds). The
+// processor then leaves them as they are instead of reading the timeline again (its
+// keep_client_figures): the figures cost a collector almost nothing, and a backend without the
+// collector shows them too. The time to first chunk and the chunk count are written beside them.
+func (g *Generation) appendFigures(attrs []attribute.KeyValue, tl timeline.Timeline) []attribute.KeyValue {
+	in := timeline.Input{
+		Complete:          g.dropped == 0,
+		UsageOutputTokens: g.usageOut,
+		HasUsage:          g.usageOut >= 0,
+		StallThreshold:    itlconv.DefaultStallThreshold,
+		Percentiles:       true,
+	}
+	scratch := getBuf()
+	var f timeline.Figures
+	scratch = timeline.ComputeInto(&f, tl, &in, scratch)
+	putBuf(scratch)
+	if f.HasTPOT {
+		attrs = append(attrs, itlconv.TPOTKey.Float64(f.TPOT))
+	}
+	if f.HasGaps {
+		attrs = append(attrs, itlconv.GapP50Key.Float64(f.P50), itlconv.GapP90Key.Float64(f.P90),
+			itlconv.GapP99Key.Float64(f.P99), itlconv.GapMaxKey.Float64(f.MaxGap))
+	}
+	return append(attrs, itlconv.StallsKey.Int(f.Stalls))
 }
 
 // metricAttrs returns the attributes every metric of the generation carries, the operation and the

@@ -37,9 +37,10 @@ func TestLoadConfig(t *testing.T) {
 		wantErr          string
 		wantUnmarshalErr string
 	}{
-		{id: component.NewID(Type), want: &Config{Config: genaispan.DefaultConfig()}},
-		{id: component.NewIDWithName(Type, "custom"), want: &Config{Config: custom, CompactEvents: true}},
-		{id: component.NewIDWithName(Type, "drop"), want: &Config{Config: genaispan.DefaultConfig(), DropTimeline: true}},
+		{id: component.NewID(Type), want: &Config{KeepClientFigures: true, Config: genaispan.DefaultConfig()}},
+		{id: component.NewIDWithName(Type, "custom"), want: &Config{KeepClientFigures: true, Config: custom, CompactEvents: true}},
+		{id: component.NewIDWithName(Type, "drop"), want: &Config{KeepClientFigures: true, Config: genaispan.DefaultConfig(), DropTimeline: true}},
+		{id: component.NewIDWithName(Type, "recompute"), want: &Config{Config: genaispan.DefaultConfig()}},
 		{id: component.NewIDWithName(Type, "bad_threshold"), wantErr: "stall_threshold: 0s is outside [1ms, 1h0m0s]; the default is 250ms"},
 		{id: component.NewIDWithName(Type, "unitless_stall"), wantUnmarshalErr: "stall_threshold: 250 has no unit, and would be read as nanoseconds; write it with one, such as 250s or 250ms"},
 		{id: component.NewIDWithName(Type, "misspelled"), wantUnmarshalErr: "drop_timelines: not a setting; did you mean drop_timeline?\nstall_treshold: not a setting; did you mean stall_threshold?"},
@@ -55,7 +56,7 @@ func TestLoadConfig(t *testing.T) {
 			`excluded_scopes[1]: " ai" has spaces at an end, which no scope name has, so it would exclude nothing; write "ai"` + "\n" +
 			`excluded_scopes[3]: "gen_ai" is listed twice; list each scope once`},
 		// One name written without a list is a list of one, as the collector reads any list.
-		{id: component.NewIDWithName(Type, "scope_string"), want: &Config{Config: oneScope}},
+		{id: component.NewIDWithName(Type, "scope_string"), want: &Config{KeepClientFigures: true, Config: oneScope}},
 		// A list YAML could not read, taken as text, would exclude nothing.
 		{id: component.NewIDWithName(Type, "bracketed_scope"), wantErr: `excluded_scopes: "[@traceloop/instrumentation-openai]" is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, so it would exclude nothing; write ["@traceloop/instrumentation-openai"]`},
 		{id: component.NewIDWithName(Type, "bracketed_scopes"), wantErr: `excluded_scopes: "[@traceloop/instrumentation-openai, com.anthropic.sdk.typescript]" is a list that YAML could not read (a name that begins with @ must be in quotes), taken as text, so it would exclude nothing; write ["@traceloop/instrumentation-openai", "com.anthropic.sdk.typescript"]`},

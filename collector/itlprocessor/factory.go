@@ -4,7 +4,7 @@
 // to first chunk another instrumentation wrote under its own name, in seconds.
 //
 // Its settings (stall_threshold, max_chunks, chunk_event_names, excluded_operations,
-// excluded_scopes, compact_events, drop_timeline), their defaults and ranges, the attributes it writes and its own
+// excluded_scopes, compact_events, drop_timeline, keep_client_figures), their defaults and ranges, the attributes it writes and its own
 // telemetry are in the README beside this package, with the pipeline that keeps per-gap metrics and
 // stores small spans; every setting is checked at start, and a bad one named with its fix. The span
 // contract it reads is github.com/otelitl/itl/itlconv (SPEC.md).
@@ -37,7 +37,7 @@ func NewFactory() processor.Factory {
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{Config: genaispan.DefaultConfig()}
+	return &Config{Config: genaispan.DefaultConfig(), KeepClientFigures: true}
 }
 
 func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {

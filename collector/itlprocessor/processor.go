@@ -2,6 +2,7 @@ package itlprocessor
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -23,19 +24,36 @@ type itlProcessor struct {
 	decoders sync.Pool // *genaispan.Decoder: each holds buffers and is used by one goroutine at a time
 
 	annotated metric.Int64Counter
+	kept      metric.Int64Counter
 	malformed metric.Int64Counter
+	// keep says whether the figures otelitl's client wrote are kept (Config.KeepClientFigures,
+	// where the processor would compute the same ones).
+	keep bool
 	self      metric.AddOption // processor: the instance's id, as the collector's own processor metrics carry it
 	reasons   map[genaispan.Reason]metric.AddOption
 }
 
 func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error) {
-	p := &itlProcessor{cfg: cfg, logger: set.Logger, reasons: map[genaispan.Reason]metric.AddOption{}}
+	p := &itlProcessor{cfg: cfg, logger: set.Logger, reasons: map[genaispan.Reason]metric.AddOption{},
+		keep: cfg.KeepClientFigures && !cfg.CompactEvents && !cfg.DropTimeline &&
+			cfg.StallThreshold == itlconv.DefaultStallThreshold}
 	p.decoders.New = func() any { return genaispan.New(cfg.Config) }
+
+	if cfg.KeepClientFigures && !p.keep {
+		// Not an error: the setting is on by default, and these settings are reasons to turn it off.
+		set.Logger.Info("keep_client_figures applies to no span: the processor computes every span's figures from its timeline",
+			zap.String("why", keepOffReason(cfg)))
+	}
 
 	meter := set.TelemetrySettings.MeterProvider.Meter(ScopeName)
 	var err error
 	if p.annotated, err = meter.Int64Counter("otelcol_processor_itl_spans_annotated",
 		metric.WithDescription("Generation spans the itl processor annotated with their figures."),
+		metric.WithUnit("{span}")); err != nil {
+		return nil, err
+	}
+	if p.kept, err = meter.Int64Counter("otelcol_processor_itl_spans_kept",
+		metric.WithDescription("Generation spans of otelitl's client whose figures the itl processor kept as the client wrote them (keep_client_figures), without reading their timeline."),
 		metric.WithUnit("{span}")); err != nil {
 		return nil, err
 	}
@@ -58,8 +76,12 @@ func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error)
 func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	d := p.decoders.Get().(*genaispan.Decoder)
 	defer p.putDecoder(d)
-	var annotated int64
-	pwalk.SpansOutside(td, p.cfg.ExcludedScopes, func(_ pcommon.Map, _ pcommon.InstrumentationScope, span ptrace.Span) {
+	var annotated, kept int64
+	pwalk.SpansOutside(td, p.cfg.ExcludedScopes, func(_ pcommon.Map, scope pcommon.InstrumentationScope, span ptrace.Span) {
+		if p.keep && scope.Name() == itlconv.ClientScope && carriesFigures(span.Attributes()) {
+			kept++
+			return
+		}
 		if p.processSpan(ctx, d, span) == outcomeAnnotated {
 			annotated++
 		}
@@ -67,7 +89,80 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 	if annotated > 0 {
 		p.annotated.Add(ctx, annotated, p.self)
 	}
+	if kept > 0 {
+		p.kept.Add(ctx, kept, p.self)
+	}
 	return td, nil
+}
+
+// keepOffReason says why the client's figures cannot be kept under cfg.
+func keepOffReason(cfg *Config) string {
+	switch {
+	case cfg.DropTimeline:
+		return "drop_timeline reads the timeline to remove it"
+	case cfg.CompactEvents:
+		return "compact_events reads the timeline to rewrite it"
+	}
+	return "stall_threshold is " + cfg.StallThreshold.String() + ", and the client counts stalls at " + itlconv.DefaultStallThreshold.String()
+}
+
+// carriesFigures reports whether attrs hold the figures otelitl's client writes, each once and
+// plausible: otelitl.stalls, a count; the gap percentiles and largest gap, all four or none,
+// finite, not negative and in order; the time per output token, when present, finite and not
+// negative. Figures that fail it are computed again from the timeline, overwriting them, as on
+// any other span.
+func carriesFigures(attrs pcommon.Map) bool {
+	var stalls, tpot int
+	var gaps [4]int
+	var gap [4]float64
+	ok := true
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if len(k) < len("otelitl.") || k[:len("otelitl.")] != "otelitl." {
+			return true
+		}
+		i := -1
+		switch attribute.Key(k) {
+		case itlconv.StallsKey:
+			stalls++
+			ok = v.Type() == pcommon.ValueTypeInt && v.Int() >= 0
+		case itlconv.TPOTKey:
+			tpot++
+			ok = seconds(v)
+		case itlconv.GapP50Key:
+			i = 0
+		case itlconv.GapP90Key:
+			i = 1
+		case itlconv.GapP99Key:
+			i = 2
+		case itlconv.GapMaxKey:
+			i = 3
+		}
+		if i >= 0 {
+			gaps[i]++
+			ok = seconds(v)
+			gap[i] = v.Double()
+		}
+		return ok
+	})
+	if !ok || stalls != 1 || tpot > 1 {
+		return false
+	}
+	switch gaps {
+	case [4]int{}:
+		return true
+	case [4]int{1, 1, 1, 1}:
+		return gap[0] <= gap[1] && gap[1] <= gap[2] && gap[2] <= gap[3]
+	}
+	return false
+}
+
+// seconds reports whether v is a figure in seconds: a double, finite and not negative.
+func seconds(v pcommon.Value) bool {
+	if v.Type() != pcommon.ValueTypeDouble {
+		return false
+	}
+	f := v.Double()
+	return f >= 0 && !math.IsInf(f, 1) // NaN fails f >= 0
 }
 
 // putDecoder puts d back in the pool, without the buffers a long timeline grew

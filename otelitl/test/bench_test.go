@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -176,7 +177,8 @@ func BenchmarkWireBytes(b *testing.B) {
 }
 
 // wireBytes returns the protobuf size of one generation of n chunks (20 ms apart) minus that of the
-// same span without chunks, so that the figure is the timeline's own cost; and the same difference
+// same span without chunks, both without the figures the client writes beside the timeline, so
+// that the figure is the timeline's own cost; and the same difference
 // after gzip, the compression OTLP exporters commonly enable.
 func wireBytes(tb testing.TB, enc otelitl.Encoding, n int) (raw, gzipped int) {
 	size := func(chunks int) (int, int) {
@@ -194,6 +196,12 @@ func wireBytes(tb testing.TB, enc otelitl.Encoding, n int) (raw, gzipped int) {
 		}
 		g.End(nil)
 		td := sdkptrace.Traces(exp.GetSpans().Snapshots())
+		// The figures the client writes beside the timeline (about 200 B a span, whatever its
+		// length) are not the timeline's cost.
+		attrs := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+		for _, k := range []attribute.Key{itlconv.TPOTKey, itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.StallsKey} {
+			attrs.Remove(string(k))
+		}
 		var m ptrace.ProtoMarshaler
 		buf, err := m.MarshalTraces(td)
 		if err != nil {
