@@ -28,9 +28,9 @@ type itlProcessor struct {
 	malformed metric.Int64Counter
 	// keep says whether the figures otelitl's client wrote are kept (Config.KeepClientFigures,
 	// where the processor would compute the same ones).
-	keep bool
-	self      metric.AddOption // processor: the instance's id, as the collector's own processor metrics carry it
-	reasons   map[genaispan.Reason]metric.AddOption
+	keep    bool
+	self    metric.AddOption // processor: the instance's id, as the collector's own processor metrics carry it
+	reasons map[genaispan.Reason]metric.AddOption
 }
 
 func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error) {
