@@ -64,6 +64,10 @@ const (
 	TTFTSourceKey = attribute.Key("otelitl.ttft.source")
 )
 
+// FigureKeys are the figures a generation span's writer or the itl processor derives from its
+// timeline (SPEC.md §3): a span carries each at most once.
+var FigureKeys = []attribute.Key{TPOTKey, GapP50Key, GapP90Key, GapP99Key, GapMaxKey, StallsKey}
+
 // Chunk event names other instrumentations write, read as chunk arrivals after otelitl's own:
 // OpenLLMetry writes one per streamed chunk, 1 token each.
 const (

@@ -58,13 +58,18 @@ func BenchmarkAboveFloor(b *testing.B) {
 	}
 }
 
-// loads are the pipeline benchmark's two loads, for the benchmarks here.
-var loads = []load{{"compact-200", otelitl.EncodingCompact, 200}, {"events-100", otelitl.EncodingEvents, 100}}
+// loads are the pipeline benchmark's two loads, for the benchmarks here, as an older client sends
+// them: without the figures today's client writes, so that the itl processor computes them.
+var loads = []load{{name: "compact-200", enc: otelitl.EncodingCompact, chunks: 200}, {name: "events-100", enc: otelitl.EncodingEvents, chunks: 100}}
+
+// figureLoads are the same loads as today's client sends them, its figures on every span.
+var figureLoads = []load{{"figures-compact-200", otelitl.EncodingCompact, 200, true}, {"figures-events-100", otelitl.EncodingEvents, 100, true}}
 
 type load struct {
-	name   string
-	enc    otelitl.Encoding
-	chunks int
+	name    string
+	enc     otelitl.Encoding
+	chunks  int
+	figures bool // the spans keep the figures the client writes
 }
 
 // perRequest is how many spans a request of the benchmarks here holds, as the SDK's batch span
@@ -74,7 +79,7 @@ const perRequest = 100
 // requests returns 4 requests of perRequest client spans of the load.
 func (l load) requests(b *testing.B) []ptrace.Traces {
 	const requests = 4
-	reqs := splitRequests(clientSpans(b, l.enc, perRequest*requests, l.chunks), perRequest)
+	reqs := splitRequests(clientSpans(b, l.enc, perRequest*requests, l.chunks, l.figures), perRequest)
 	if len(reqs) != requests || reqs[0].SpanCount() != perRequest {
 		b.Fatalf("%d requests of %d spans", len(reqs), reqs[0].SpanCount())
 	}

@@ -39,6 +39,12 @@ import (
 //   - full: the itl processor, then the itl_metrics connector (its defaults) on the annotated
 //     spans, as the full configuration runs them.
 //
+// The loads compact-200 and events-100 are as an older client sends them, without the figures
+// today's client writes beside the timeline: the processor computes them. figures-compact-200
+// and figures-events-100 are the same spans as today's client sends them, its figures on every
+// span, which the processor keeps: there only passthrough, processor and full run, and every
+// side exports what it received.
+//
 // Every side exports what its processor made of the spans, so the annotations' encoding and gzip
 // count. The sides take turns in every iteration, in an order rotated each iteration, so that all
 // see the same machine. <side>-ratio is the side over pass-through; in-full-processor-ns/span and
@@ -67,7 +73,7 @@ func BenchmarkInProcess(b *testing.B) {
 		b.Cleanup(func() { _ = p.Shutdown(ctx) })
 		return p
 	}
-	for _, load := range loads {
+	for _, load := range append(loads[:len(loads):len(loads)], figureLoads...) {
 		var raws [][]byte
 		for _, td := range load.requests(b) {
 			raw, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
@@ -96,14 +102,17 @@ func BenchmarkInProcess(b *testing.B) {
 				exportedTo  int
 				bytes, objs float64 // allocated per span
 			}
-			sides := []side{
-				{name: "passthrough"},
-				{name: "carry", carry: itlFigures(b, raws)},
-				{name: "floor", proc: newProcessor(b, newFloorFactory(), &floorConfig{})},
-				{name: "floor_exact", proc: newProcessor(b, newFloorFactory(), &floorConfig{Exact: true})},
-				{name: "processor", proc: newProcessor(b, itl, itl.CreateDefaultConfig())},
-				{name: "full", proc: newProcessor(b, itl, itl.CreateDefaultConfig()), conn: conn},
+			sides := []side{{name: "passthrough"}}
+			if !load.figures {
+				// What computing the figures in a collector costs, and its floors.
+				sides = append(sides,
+					side{name: "carry", carry: itlFigures(b, raws)},
+					side{name: "floor", proc: newProcessor(b, newFloorFactory(), &floorConfig{})},
+					side{name: "floor_exact", proc: newProcessor(b, newFloorFactory(), &floorConfig{Exact: true})})
 			}
+			sides = append(sides,
+				side{name: "processor", proc: newProcessor(b, itl, itl.CreateDefaultConfig())},
+				side{name: "full", proc: newProcessor(b, itl, itl.CreateDefaultConfig()), conn: conn})
 			var gzBuf bytes.Buffer
 			zw := gzip.NewWriter(&gzBuf)
 			// pass takes one request through side s, timing it.
@@ -173,16 +182,25 @@ func BenchmarkInProcess(b *testing.B) {
 			spans := float64(n * perRequest)
 			through := sides[0]
 			for _, s := range sides[1:] {
-				if s.exportedTo <= through.exportedTo {
+				// On a figures load the processor keeps the client's figures: it exports what it
+				// received. Otherwise every side writes the figures.
+				if load.figures && s.exportedTo != through.exportedTo {
+					b.Fatalf("%s exported %d B, the pass-through %d B: it changed spans whose figures it should keep", s.name, s.exportedTo, through.exportedTo)
+				}
+				if !load.figures && s.exportedTo <= through.exportedTo {
 					b.Fatalf("%s exported %d B, the pass-through %d B: its processor wrote no figures", s.name, s.exportedTo, through.exportedTo)
 				}
 			}
-			named := func(name string) side {
+			named := func(name string) (side, bool) {
 				i := slices.IndexFunc(sides, func(s side) bool { return s.name == name })
-				return sides[i]
+				if i < 0 {
+					return side{}, false
+				}
+				return sides[i], true
 			}
-			if c, p := named("carry"), named("processor"); c.exportedTo != p.exportedTo {
-				b.Fatalf("carry exported %d B, the itl processor %d B: it must write exactly the processor's figures", c.exportedTo, p.exportedTo)
+			carry, hasCarry := named("carry")
+			if p, _ := named("processor"); hasCarry && carry.exportedTo != p.exportedTo {
+				b.Fatalf("carry exported %d B, the itl processor %d B: it must write exactly the processor's figures", carry.exportedTo, p.exportedTo)
 			}
 			for _, s := range sides {
 				b.ReportMetric(float64(s.t.Nanoseconds())/spans, s.name+"-ns/span")
@@ -192,8 +210,10 @@ func BenchmarkInProcess(b *testing.B) {
 					b.ReportMetric(float64(s.t)/float64(through.t), s.name+"-ratio")
 				}
 			}
-			b.ReportMetric(float64(named("carry").tp.Nanoseconds())/spans, "in-carry-write-ns/span")
-			full := named("full")
+			if hasCarry {
+				b.ReportMetric(float64(carry.tp.Nanoseconds())/spans, "in-carry-write-ns/span")
+			}
+			full, _ := named("full")
 			b.ReportMetric(float64(full.tp.Nanoseconds())/spans, "in-full-processor-ns/span")
 			b.ReportMetric(float64(full.tc.Nanoseconds())/spans, "in-full-connector-ns/span")
 		})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,16 +11,19 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otelitl/itl/collector/itlprocessor"
 	"github.com/otelitl/itl/internal/loadgen"
+	"github.com/otelitl/itl/itlconv"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -27,9 +31,14 @@ import (
 // send, encoded once, and what they hold, so that every collector can be fed the same bytes and
 // what reaches the sink can be checked exactly.
 type load struct {
-	kind     string // "compact" or "events"
-	name     string // "compact-200", "events-100"
+	kind     string // "compact", "events", "figures-compact" or "figures-events"
+	name     string // "compact-200", "events-100", "figures-compact-200", "figures-events-100"
 	encoding otelitl.Encoding
+	// figures says the spans carry the figures otelitl's client writes beside the timeline, as it
+	// writes them today; without, they are removed from every span before it is encoded, as an
+	// older client (or another writer of timelines) sends them, and the itl processor must
+	// compute them.
+	figures  bool
 	chunks   int
 	spans    int64 // generations
 	gaps     int64 // chunks - 1 per generation
@@ -55,21 +64,32 @@ type captureClient struct {
 	mu       sync.Mutex
 	reqs     [][]byte
 	reqSpans []int
+	strip    bool // remove the client's figures from every span before encoding it
+}
+
+// isFigure says whether key is one of the figures otelitl's client writes (itlconv.FigureKeys).
+func isFigure(key string) bool {
+	return slices.Contains(itlconv.FigureKeys, attribute.Key(key))
 }
 
 func (*captureClient) Start(context.Context) error { return nil }
 func (*captureClient) Stop(context.Context) error  { return nil }
 
 func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
-	b, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
-	if err != nil {
-		return err
-	}
 	n := 0
 	for _, r := range rs {
 		for _, ss := range r.ScopeSpans {
 			n += len(ss.Spans)
+			for _, sp := range ss.Spans {
+				if c.strip {
+					sp.Attributes = slices.DeleteFunc(sp.Attributes, func(kv *commonpb.KeyValue) bool { return isFigure(kv.Key) })
+				}
+			}
 		}
+	}
+	b, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.reqs = append(c.reqs, b)
@@ -82,10 +102,11 @@ func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSp
 // Go SDK, with the cadence of the load test (loadgen.Generation, as e2e/load_test.go writes it:
 // 10-34 ms gaps, a 400 ms stall where (i+k)%97 == 0; 8 models), batched by the SDK's batch span
 // processor into requests of batch spans, and returns the encoded requests. Generation i starts
-// i/rate seconds after the first, as if it had been paced.
-func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, error) {
+// i/rate seconds after the first, as if it had been paced. Without figures, the figures the client
+// writes are removed from every span before it is encoded (load.figures).
+func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding, figures bool) (*load, error) {
 	ctx := context.Background()
-	client := &captureClient{}
+	client := &captureClient{strip: !figures}
 	exp, err := otlptrace.New(ctx, client)
 	if err != nil {
 		return nil, err
@@ -100,7 +121,7 @@ func generate(rate, chunks, seconds, batch int, enc otelitl.Encoding) (*load, er
 	in := otelitl.New(otelitl.WithTracerProvider(tp), otelitl.WithEncoding(enc))
 
 	total := int64(rate) * int64(seconds)
-	l := &load{encoding: enc, chunks: chunks, spans: total}
+	l := &load{encoding: enc, chunks: chunks, spans: total, figures: figures}
 	base := time.Now().Add(-time.Duration(seconds)*time.Second - 30*time.Second)
 	for i := range total {
 		startAt := base.Add(time.Duration(i) * time.Second / time.Duration(rate))

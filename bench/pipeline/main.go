@@ -82,7 +82,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.seconds, "seconds", envInt("PIPELINE_SECONDS", 20), "seconds of load per run (env PIPELINE_SECONDS)")
 	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
-	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks) (env PIPELINE_LOADS)")
+	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events,figures-compact,figures-events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks), without the figures today's client writes beside them, as an older client sends them: the itl processor computes them; figures-compact and figures-events, the same spans with the client's figures, which the processor keeps (env PIPELINE_LOADS)")
 	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), floor (the least any implementation of the two must do: a lower bound; the run then uses bench/floorcol's binary) and floor_exact (floor, also selecting the exact percentiles), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), drop_timeline_eb (drop_timeline, batching in the exporter), passthrough_eb_pool and full_eb_pool (the _eb configurations with the collector's pdata.useProtoPooling feature gate on), fanout_pool (no component of ours: a batch processor fanned out to two exporters with that gate on, which loses data) and split_pool (the receiver's requests in two pipelines that change nothing, with that gate on, which loses data too)")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
@@ -115,8 +115,8 @@ func parseOptions(args []string) (options, error) {
 		return o, fmt.Errorf("compression %q is not known; use gzip or none", o.compression)
 	}
 	for _, l := range o.loads {
-		if l != "compact" && l != "events" {
-			return o, fmt.Errorf("load %q is not known; use compact or events", l)
+		if k := strings.TrimPrefix(l, figuresPrefix); k != "compact" && k != "events" {
+			return o, fmt.Errorf("load %q is not known; use compact, events, figures-compact or figures-events", l)
 		}
 	}
 	if len(o.loads) == 0 || len(o.configs) == 0 {
@@ -216,18 +216,19 @@ func run(o options) error {
 
 	var loads []*load
 	for _, name := range o.loads {
+		kind, figures := strings.CutPrefix(name, figuresPrefix)
 		enc, chunks := otelitl.EncodingCompact, o.chunks
-		if name == "events" {
+		if kind == "events" {
 			enc, chunks = otelitl.EncodingEvents, o.eventChunks
 		}
 		t := time.Now()
-		ld, err := generate(o.rate, chunks, o.seconds, o.batch, enc)
+		ld, err := generate(o.rate, chunks, o.seconds, o.batch, enc, figures)
 		if err != nil {
 			return fmt.Errorf("generating the %s load: %w", name, err)
 		}
 		ld.kind, ld.name = name, fmt.Sprintf("%s-%d", name, chunks)
 		logf("load %s: %d generations in %d requests, %.1f MB, generated in %v", ld.name, ld.spans, len(ld.reqs), float64(ld.bytes)/1e6, time.Since(t).Round(time.Millisecond))
-		if o.runs("annotated") || o.runs("reencoded") {
+		if !ld.figures && (o.runs("annotated") || o.runs("reencoded")) {
 			if err := makeVariants(ld); err != nil {
 				return fmt.Errorf("annotating the %s load: %w", ld.name, err)
 			}
@@ -341,12 +342,18 @@ func checkFloorBinary(bin string) error {
 }
 
 // configsFor is the configurations that run on ld, in the order asked.
+// figuresPrefix marks a load whose spans carry the figures the client writes (load.figures).
+const figuresPrefix = "figures-"
+
 func configsFor(names []string, ld *load) []config {
 	var cs []config
 	for _, n := range names {
 		c, _ := configByName(n)
 		if c.eventsOnly && ld.encoding != otelitl.EncodingEvents {
 			continue
+		}
+		if ld.figures && (c.input != "" || c.floor) {
+			continue // annotated and its control, and the floors, measure what a collector computes
 		}
 		cs = append(cs, c)
 	}

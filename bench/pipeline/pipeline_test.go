@@ -7,12 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/featuregate"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.yaml.in/yaml/v3"
 
@@ -52,7 +54,7 @@ func TestParseStatusKB(t *testing.T) {
 }
 
 func TestGenerateAndCountSpans(t *testing.T) {
-	ld, err := generate(50, 10, 2, 30, otelitl.EncodingCompact)
+	ld, err := generate(50, 10, 2, 30, otelitl.EncodingCompact, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestGenerateAndCountSpans(t *testing.T) {
 		t.Errorf("%d spans in all", total)
 	}
 
-	ev, err := generate(10, 150, 1, 100, otelitl.EncodingEvents)
+	ev, err := generate(10, 150, 1, 100, otelitl.EncodingEvents, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +103,53 @@ func TestGenerateAndCountSpans(t *testing.T) {
 	}
 }
 
+// TestGenerateWithFigures: a figures load is the bare load with the client's figures on every span,
+// and nothing else: removing them from the spans of the figures load gives the bare load's
+// spans, attribute for attribute.
+func TestGenerateWithFigures(t *testing.T) {
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingCompact, otelitl.EncodingEvents} {
+		bare, err := generate(50, 20, 1, 50, enc, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fig, err := generate(50, 20, 1, 50, enc, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fig.figures || bare.figures || len(fig.reqs) != 1 || len(bare.reqs) != 1 {
+			t.Fatalf("%v: figures %v and %v, %d and %d requests", enc, fig.figures, bare.figures, len(fig.reqs), len(bare.reqs))
+		}
+		decode := func(b []byte) ptrace.SpanSlice {
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(b); err != nil {
+				t.Fatal(err)
+			}
+			return req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		}
+		fs, bs := decode(fig.reqs[0]), decode(bare.reqs[0])
+		for i := range fs.Len() {
+			f, b := fs.At(i), bs.At(i)
+			if sh := shapeOf(f); !sh.figures {
+				t.Fatalf("%v: span %d of the figures load is %s", enc, i, sh)
+			}
+			if sh := shapeOf(b); sh.figures {
+				t.Fatalf("%v: span %d of the bare load is %s", enc, i, sh)
+			}
+			for _, k := range itlconv.FigureKeys {
+				f.Attributes().Remove(string(k))
+			}
+			// The spans were written at different moments: compare what the client wrote, not when.
+			f.SetStartTimestamp(b.StartTimestamp())
+			f.SetEndTimestamp(b.EndTimestamp())
+			f.SetTraceID(b.TraceID())
+			f.SetSpanID(b.SpanID())
+			if !reflect.DeepEqual(f.Attributes().AsRaw(), b.Attributes().AsRaw()) || f.Events().Len() != b.Events().Len() {
+				t.Fatalf("%v: span %d differs beyond the figures:\n%v\n%v", enc, i, f.Attributes().AsRaw(), b.Attributes().AsRaw())
+			}
+		}
+	}
+}
+
 // The annotated load is the load as sent plus the processor's annotations, and nothing else: its
 // spans carry the figures, every attribute sent is kept, the only ones added are the figures the
 // client does not write itself (it writes the time to first chunk and the chunk count), and pdata's
@@ -110,7 +159,7 @@ func TestAnnotate(t *testing.T) {
 	added := map[string]bool{string(itlconv.TPOTKey): true, string(itlconv.GapP50Key): true, string(itlconv.GapP90Key): true,
 		string(itlconv.GapP99Key): true, string(itlconv.GapMaxKey): true, string(itlconv.StallsKey): true}
 	for _, enc := range []otelitl.Encoding{otelitl.EncodingCompact, otelitl.EncodingEvents} {
-		ld, err := generate(50, 20, 2, 30, enc)
+		ld, err := generate(50, 20, 2, 30, enc, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -415,7 +464,7 @@ func BenchmarkExportGzip(b *testing.B) {
 	}{{"compact-200", 200, otelitl.EncodingCompact}, {"compact-200-annotated", 200, otelitl.EncodingCompact},
 		{"events-100", 100, otelitl.EncodingEvents}, {"events-100-annotated", 100, otelitl.EncodingEvents},
 		{"compact-100", 100, otelitl.EncodingCompact}, {"none", 1, otelitl.EncodingCompact}} {
-		ld, err := generate(100, c.chunks, 1, 100, c.enc)
+		ld, err := generate(100, c.chunks, 1, 100, c.enc, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -473,7 +522,7 @@ func BenchmarkCarry(b *testing.B) {
 		chunks int
 		enc    otelitl.Encoding
 	}{{"compact-200", 200, otelitl.EncodingCompact}, {"events-100", 100, otelitl.EncodingEvents}} {
-		ld, err := generate(100, c.chunks, 1, 100, c.enc)
+		ld, err := generate(100, c.chunks, 1, 100, c.enc, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -689,4 +738,37 @@ func TestKeepLog(t *testing.T) {
 	if got := keepLog(filepath.Join(dir, "missing.log"), out, 0, "events-100", "full"); got != "" {
 		t.Errorf("a missing log was kept at %q", got)
 	}
+}
+
+// TestConfigsForFigures: on a load that carries the client's figures, the configurations that
+// measure what computing them in a collector costs (annotated and its control, the floors) do not
+// run, and every span delivered must carry the figures, whatever the configuration.
+func TestConfigsForFigures(t *testing.T) {
+	names := []string{"passthrough", "reencoded", "annotated", "floor", "floor_exact", "full", "drop_timeline", "compact_events"}
+	var got []string
+	fig := &load{encoding: otelitl.EncodingEvents, figures: true}
+	for _, c := range configsFor(names, fig) {
+		got = append(got, c.name)
+		if sh := c.expect(fig); !sh.figures {
+			t.Errorf("%s on a figures load expects %s", c.name, sh)
+		}
+	}
+	if want := []string{"passthrough", "full", "drop_timeline", "compact_events"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("configurations %v, want %v", got, want)
+	}
+	if n := len(configsFor(names, &load{encoding: otelitl.EncodingEvents})); n != len(names) {
+		t.Errorf("%d configurations on a bare load, want %d", n, len(names))
+	}
+	if sh := mustConfig(t, "passthrough").expect(&load{encoding: otelitl.EncodingCompact}); sh.figures {
+		t.Errorf("passthrough on a bare load expects %s", sh)
+	}
+}
+
+func mustConfig(t *testing.T, name string) config {
+	t.Helper()
+	c, ok := configByName(name)
+	if !ok {
+		t.Fatalf("no configuration %q", name)
+	}
+	return c
 }

@@ -45,16 +45,17 @@ const maxFlushWait = 5 * time.Second
 
 // expect is the shape every span delivered must have.
 func (c config) expect(ld *load) shape {
+	figures := c.figures || ld.figures
 	switch c.timeline {
 	case "":
 		if ld.encoding == otelitl.EncodingEvents {
-			return shape{timeline: "events", figures: c.figures}
+			return shape{timeline: "events", figures: figures}
 		}
-		return shape{timeline: "compact", figures: c.figures}
+		return shape{timeline: "compact", figures: figures}
 	case "none":
-		return shape{figures: c.figures}
+		return shape{figures: figures}
 	}
-	return shape{timeline: c.timeline, figures: c.figures}
+	return shape{timeline: c.timeline, figures: figures}
 }
 
 // runOnce starts the collector with c, replays ld to it at o.rate generations per second, waits

@@ -11,6 +11,7 @@ import (
 	"github.com/otelitl/itl/collector/genaispan"
 	"github.com/otelitl/itl/internal/benchspans"
 	"github.com/otelitl/itl/internal/golden"
+	"github.com/otelitl/itl/itlconv"
 )
 
 // BenchmarkProcessSpan measures the processor per span: the annotate path on a 200-chunk
@@ -57,6 +58,27 @@ func BenchmarkProcessSpan(b *testing.B) {
 				}
 				p.processSpan(context.Background(), d, spans[k])
 				k++
+			}
+		})
+	}
+	// A span of otelitl's client carrying its figures: the processor checks them and keeps them,
+	// reading no arrival (keep_client_figures).
+	for _, enc := range []struct {
+		name    string
+		compact bool
+	}{{"events", false}, {"compact", true}} {
+		b.Run("path=keep/enc="+enc.name, func(b *testing.B) {
+			td := benchspans.Traces(1, 200, enc.compact)
+			ss := td.ResourceSpans().At(0).ScopeSpans().At(0)
+			ss.Scope().SetName(itlconv.ClientScope)
+			span := ss.Spans().At(0)
+			p.processSpan(context.Background(), d, span) // writes the figures, as the client does
+			if !p.keeps(ss.Scope(), span) {
+				b.Fatal("the span's figures are not kept")
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				p.keeps(ss.Scope(), span)
 			}
 		})
 	}

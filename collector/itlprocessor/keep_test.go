@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelitl/itl/itlconv"
@@ -83,7 +82,7 @@ func TestKeepsClientFigures(t *testing.T) {
 // sameFigures checks that got holds want's figures, value for value.
 func sameFigures(t *testing.T, what string, got, want pcommon.Map) {
 	t.Helper()
-	for _, k := range figureKeys {
+	for _, k := range itlconv.FigureKeys {
 		w, wok := want.Get(string(k))
 		g, gok := got.Get(string(k))
 		if wok != gok || (wok && !g.Equal(w)) {
@@ -92,7 +91,6 @@ func sameFigures(t *testing.T, what string, got, want pcommon.Map) {
 	}
 }
 
-var figureKeys = []attribute.Key{itlconv.TPOTKey, itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.StallsKey}
 
 // TestClientFiguresChecked: figures under the client's scope that are not the client's (a type,
 // a sign, an order, a count that no client writes) are computed again from the timeline, and the

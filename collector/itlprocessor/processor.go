@@ -78,7 +78,7 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 	defer p.putDecoder(d)
 	var annotated, kept int64
 	pwalk.SpansOutside(td, p.cfg.ExcludedScopes, func(_ pcommon.Map, scope pcommon.InstrumentationScope, span ptrace.Span) {
-		if p.keep && scope.Name() == itlconv.ClientScope && carriesFigures(span.Attributes()) {
+		if p.keeps(scope, span) {
 			kept++
 			return
 		}
@@ -93,6 +93,11 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 		p.kept.Add(ctx, kept, p.self)
 	}
 	return td, nil
+}
+
+// keeps reports whether span is one of otelitl's client whose figures are kept as they are.
+func (p *itlProcessor) keeps(scope pcommon.InstrumentationScope, span ptrace.Span) bool {
+	return p.keep && scope.Name() == itlconv.ClientScope && carriesFigures(span.Attributes())
 }
 
 // keepOffReason says why the client's figures cannot be kept under cfg.

@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -199,7 +198,7 @@ func wireBytes(tb testing.TB, enc otelitl.Encoding, n int) (raw, gzipped int) {
 		// The figures the client writes beside the timeline (about 200 B a span, whatever its
 		// length) are not the timeline's cost.
 		attrs := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
-		for _, k := range []attribute.Key{itlconv.TPOTKey, itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.StallsKey} {
+		for _, k := range itlconv.FigureKeys {
 			attrs.Remove(string(k))
 		}
 		var m ptrace.ProtoMarshaler
