@@ -91,7 +91,6 @@ func sameFigures(t *testing.T, what string, got, want pcommon.Map) {
 	}
 }
 
-
 // TestClientFiguresChecked: figures under the client's scope that are not the client's (a type,
 // a sign, an order, a count that no client writes) are computed again from the timeline, and the
 // span holds the timeline's figures, written once each.
