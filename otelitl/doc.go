@@ -14,8 +14,16 @@
 // form beyond it, so that a long reply never loses its first chunks (the Go SDK drops the oldest
 // events past its limit, and the TTFT with them).
 //
+// At End the span also gets the figures of the span contract (itlconv SPEC.md §3) that a trace
+// backend filters and sorts generations by: otelitl.time_per_output_token, the gap percentiles
+// otelitl.chunk.gap.p50, .p90 and .p99, otelitl.chunk.gap.max and otelitl.stalls (gaps above 250
+// ms), computed from the timeline as the span carries it, with the code the collector uses. A
+// backend without the collector shows them, and the collector's itl processor keeps them instead
+// of reading the timeline again, which is most of what it would cost. They add about 200 bytes to
+// a span and a microsecond or two to End.
+//
 // The collector components in github.com/otelitl/itl/collector read the span back and derive the
-// figures for any backend; with [WithMeterProvider] the library also records the GenAI client
+// metrics for any backend; with [WithMeterProvider] the library also records the GenAI client
 // metrics itself (the server metrics, for a SERVER generation).
 //
 // # Bounds

@@ -63,7 +63,7 @@ func TestKeepsClientFigures(t *testing.T) {
 			}{
 				{"setting off", func(c *Config) { c.KeepClientFigures = false }, itlconv.ClientScope},
 				{"another scope", nil, "my.instrumentation"},
-				{"compact_events", func(c *Config) { c.CompactEvents = true }, itlconv.ClientScope},
+				{"drop_timeline", func(c *Config) { c.DropTimeline = true }, itlconv.ClientScope},
 			} {
 				td := ptrace.NewTraces()
 				in.CopyTo(td)
@@ -75,6 +75,18 @@ func TestKeepsClientFigures(t *testing.T) {
 				}
 				sameFigures(t, c.name, out.Attributes(), in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes())
 			}
+
+			// With compact_events, a span of chunk events is compacted, its figures computed again;
+			// one without events is kept.
+			td := ptrace.NewTraces()
+			in.CopyTo(td)
+			events := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Events().Len() > 0
+			h = newHarness(t, func(c *Config) { c.CompactEvents = true }, nil)
+			out := h.run(t, td)
+			if k, a := spanCount(t, h, "otelcol_processor_itl_spans_kept"), spanCount(t, h, "otelcol_processor_itl_spans_annotated"); (k == 1) == events || k+a != 1 {
+				t.Errorf("compact_events, events %v: kept %d, annotated %d", events, k, a)
+			}
+			sameFigures(t, "compact_events", out.Attributes(), in.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes())
 		})
 	}
 }

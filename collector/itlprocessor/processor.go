@@ -35,8 +35,7 @@ type itlProcessor struct {
 
 func newITLProcessor(set processor.Settings, cfg *Config) (*itlProcessor, error) {
 	p := &itlProcessor{cfg: cfg, logger: set.Logger, reasons: map[genaispan.Reason]metric.AddOption{},
-		keep: cfg.KeepClientFigures && !cfg.CompactEvents && !cfg.DropTimeline &&
-			cfg.StallThreshold == itlconv.DefaultStallThreshold}
+		keep: cfg.KeepClientFigures && !cfg.DropTimeline && cfg.StallThreshold == itlconv.DefaultStallThreshold}
 	p.decoders.New = func() any { return genaispan.New(cfg.Config) }
 
 	if cfg.KeepClientFigures && !p.keep {
@@ -96,17 +95,16 @@ func (p *itlProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptr
 }
 
 // keeps reports whether span is one of otelitl's client whose figures are kept as they are.
+// With compact_events, a span with events is read, to compact a timeline of chunk events.
 func (p *itlProcessor) keeps(scope pcommon.InstrumentationScope, span ptrace.Span) bool {
-	return p.keep && scope.Name() == itlconv.ClientScope && carriesFigures(span.Attributes())
+	return p.keep && scope.Name() == itlconv.ClientScope && (!p.cfg.CompactEvents || span.Events().Len() == 0) &&
+		carriesFigures(span.Attributes())
 }
 
 // keepOffReason says why the client's figures cannot be kept under cfg.
 func keepOffReason(cfg *Config) string {
-	switch {
-	case cfg.DropTimeline:
+	if cfg.DropTimeline {
 		return "drop_timeline reads the timeline to remove it"
-	case cfg.CompactEvents:
-		return "compact_events reads the timeline to rewrite it"
 	}
 	return "stall_threshold is " + cfg.StallThreshold.String() + ", and the client counts stalls at " + itlconv.DefaultStallThreshold.String()
 }

@@ -252,7 +252,8 @@ func (t *Telemetry) Finish(w io.Writer) error {
 var seconds = map[attribute.Key]bool{semconv.GenAIResponseTimeToFirstChunkKey: true, itlconv.TPOTKey: true,
 	itlconv.GapP50Key: true, itlconv.GapP90Key: true, itlconv.GapP99Key: true, itlconv.GapMaxKey: true}
 
-// describe renders what the itl processor put on a span, one figure per line, durations in
+// describe renders a span's figures as the collector exports it (written by otelitl's client and
+// kept by the itl processor, or written by the processor), one per line, durations in
 // milliseconds (seconds above one).
 func describe(span ptrace.Span) string {
 	var b strings.Builder
