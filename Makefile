@@ -124,10 +124,10 @@ bench: $(BENCHSTAT)
 	$(BENCHSTAT) -col /impl bench-compare.txt
 
 ## bench-pipeline: the built collector end to end (issue 14): pass-through against our components on
-## one generated load, replayed as the same OTLP bytes to each configuration, interleaved over
-## rounds; CPU per million chunks, peak RSS, zero loss, ratios to pass-through, what receiving and
+## one generated load (each as today's client writes it, with its figures, and as an older client
+## did, without), replayed as the same OTLP bytes to each configuration, interleaved over rounds; CPU per million chunks, peak RSS, zero loss, ratios to pass-through, what receiving and
 ## exporting the processor's annotations costs (annotated against reencoded), a CPU profile.
 ## Table in bench-pipeline.txt. PIPELINE_RATE, PIPELINE_CHUNKS, PIPELINE_SECONDS, PIPELINE_ROUNDS,
-## PIPELINE_FLUSH (defaults 1000, 200, 20, 3, 15s, the connector's own; see `cd bench && go run ./pipeline -h`). About 17 minutes.
+## PIPELINE_FLUSH, PIPELINE_LOADS (defaults 1000, 200, 20, 3, 15s, the connector's own, all four loads; see `cd bench && go run ./pipeline -h`). About 30 minutes.
 bench-pipeline:
 	cd bench && GOWORK=off $(GO) run ./pipeline -out $(CURDIR)/bench-pipeline.txt
