@@ -18,8 +18,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/otelitl/itl/itlconv"
+	"github.com/otelitl/itl/itlconv/timeline"
 	"github.com/otelitl/itl/otelitl"
 )
 
@@ -234,6 +236,65 @@ func CheckTimeline(t testing.TB, span tracetest.SpanStub, attrs map[attribute.Ke
 		t.Fatalf("otelitl.chunk.count = %d, the server sent %d content events", n, len(sent))
 	}
 	CheckLateness(t, Arrivals(span, attrs), sent, l)
+	CheckFigures(t, span, attrs)
+}
+
+// CheckFigures checks that the figures otelitl wrote on span (itlconv.FigureKeys) are, bit for bit,
+// those the collector's code computes from the timeline the span carries: the itl processor keeps
+// them instead of computing them again.
+func CheckFigures(t testing.TB, span tracetest.SpanStub, attrs map[attribute.Key]attribute.Value) {
+	t.Helper()
+	arrivals := Arrivals(span, attrs)
+	if len(arrivals) == 0 {
+		for _, k := range itlconv.FigureKeys {
+			if v, ok := attrs[k]; ok {
+				t.Errorf("%s = %s on a span without a timeline", k, v.Emit())
+			}
+		}
+		return
+	}
+	tl := timeline.Timeline{Offsets: make([]int64, len(arrivals))}
+	for i, a := range arrivals {
+		tl.Offsets[i] = int64(a.Sub(span.StartTime))
+	}
+	if toks := attrs[itlconv.ChunkTokensKey].AsInt64Slice(); toks != nil {
+		tl.Tokens = toks
+	} else {
+		for _, ev := range span.Events {
+			if ev.Name != itlconv.ChunkEventName {
+				continue
+			}
+			tok := int64(1)
+			for _, kv := range ev.Attributes {
+				if kv.Key == itlconv.ChunkTokensKey {
+					tok = kv.Value.AsInt64()
+				}
+			}
+			tl.Tokens = append(tl.Tokens, tok)
+		}
+	}
+	_, dropped := attrs[itlconv.ChunkDroppedKey]
+	in := timeline.Input{Complete: !dropped && attrs[itlconv.ChunkCountKey].AsInt64() == int64(len(arrivals)),
+		StallThreshold: itlconv.DefaultStallThreshold, Percentiles: true}
+	if v, ok := attrs[semconv.GenAIUsageOutputTokensKey]; ok {
+		in.UsageOutputTokens, in.HasUsage = v.AsInt64(), true
+	}
+	f, _ := timeline.Compute(tl, in, nil)
+	want := map[attribute.Key]attribute.Value{itlconv.StallsKey: attribute.IntValue(f.Stalls)}
+	if f.HasTPOT {
+		want[itlconv.TPOTKey] = attribute.Float64Value(f.TPOT)
+	}
+	if f.HasGaps {
+		want[itlconv.GapP50Key], want[itlconv.GapP90Key] = attribute.Float64Value(f.P50), attribute.Float64Value(f.P90)
+		want[itlconv.GapP99Key], want[itlconv.GapMaxKey] = attribute.Float64Value(f.P99), attribute.Float64Value(f.MaxGap)
+	}
+	for _, k := range itlconv.FigureKeys {
+		w, wok := want[k]
+		g, gok := attrs[k]
+		if wok != gok || g != w {
+			t.Errorf("%s = %s (%v), the timeline gives %s (%v)", k, g.Emit(), gok, w.Emit(), wok)
+		}
+	}
 }
 
 // Arrivals returns when the span says each chunk arrived: its chunk events' times, or the start
