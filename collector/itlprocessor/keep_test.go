@@ -3,11 +3,13 @@ package itlprocessor
 import (
 	"bytes"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelitl/itl/itlconv"
@@ -181,4 +183,57 @@ func renameKeys(t *testing.T, td ptrace.Traces, names map[string]string) ptrace.
 		t.Fatal(err)
 	}
 	return out
+}
+
+// FuzzClientFigures sets the figures of a client span to any values, or leaves any of them out:
+// the processor either passes the span through byte-identical, counted as kept, or writes the
+// timeline's own figures, counted as annotated; never anything between.
+func FuzzClientFigures(f *testing.F) {
+	f.Add(int64(2), 0.02, 0.03, 0.04, 0.4, 0.02, uint8(0))
+	f.Add(int64(-1), 0.02, 0.03, 0.04, 0.4, 0.02, uint8(0))
+	f.Add(int64(2), 0.05, 0.03, 0.04, 0.4, -0.0, uint8(1<<4))
+	f.Add(int64(0), math.NaN(), 0.03, 0.04, math.Inf(1), 0.02, uint8(1<<1|1<<6))
+	var once sync.Once
+	var base ptrace.Traces
+	f.Fuzz(func(t *testing.T, stalls int64, p50, p90, p99, max, tpot float64, mask uint8) {
+		once.Do(func() { base = clientSpan(t, "stalls") })
+		td := ptrace.NewTraces()
+		base.CopyTo(td)
+		attrs := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+		for i, v := range []float64{p50, p90, p99, max, tpot} {
+			k := []attribute.Key{itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.TPOTKey}[i]
+			if mask&(1<<i) != 0 {
+				attrs.Remove(string(k))
+			} else {
+				attrs.PutDouble(string(k), v)
+			}
+		}
+		switch {
+		case mask&(1<<5) != 0:
+			attrs.Remove(string(itlconv.StallsKey))
+		case mask&(1<<6) != 0:
+			attrs.PutDouble(string(itlconv.StallsKey), float64(stalls))
+		default:
+			attrs.PutInt(string(itlconv.StallsKey), stalls)
+		}
+		in := protoBytes(t, td)
+		h := newHarness(t, nil, nil)
+		out := h.run(t, td)
+		switch k, a := spanCount(t, h, "otelcol_processor_itl_spans_kept"), spanCount(t, h, "otelcol_processor_itl_spans_annotated"); {
+		case k == 1 && a == 0:
+			if !bytes.Equal(protoBytes(t, h.sink.AllTraces()[0]), in) {
+				t.Fatal("a kept span changed")
+			}
+			fine := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+			gaps := mask & 0xf
+			if mask&(1<<5|1<<6) != 0 || stalls < 0 || (mask&(1<<4) == 0 && !fine(tpot)) || (gaps != 0 && gaps != 0xf) ||
+				(gaps == 0 && !(fine(p50) && fine(p90) && fine(p99) && fine(max) && p50 <= p90 && p90 <= p99 && p99 <= max)) {
+				t.Fatalf("kept implausible figures: stalls %d, gaps %v %v %v %v, tpot %v, mask %08b", stalls, p50, p90, p99, max, tpot, mask)
+			}
+		case k == 0 && a == 1:
+			sameFigures(t, "recomputed", out.Attributes(), base.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes())
+		default:
+			t.Fatalf("kept %d, annotated %d", k, a)
+		}
+	})
 }
