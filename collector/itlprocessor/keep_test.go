@@ -191,7 +191,7 @@ func renameKeys(t *testing.T, td ptrace.Traces, names map[string]string) ptrace.
 func FuzzClientFigures(f *testing.F) {
 	f.Add(int64(2), 0.02, 0.03, 0.04, 0.4, 0.02, uint8(0))
 	f.Add(int64(-1), 0.02, 0.03, 0.04, 0.4, 0.02, uint8(0))
-	f.Add(int64(2), 0.05, 0.03, 0.04, 0.4, -0.0, uint8(1<<4))
+	f.Add(int64(2), 0.05, 0.03, 0.04, 0.4, math.Copysign(0, -1), uint8(1<<4))
 	f.Add(int64(0), math.NaN(), 0.03, 0.04, math.Inf(1), 0.02, uint8(1<<1|1<<6))
 	var once sync.Once
 	var base ptrace.Traces

@@ -248,7 +248,7 @@ func CheckFigures(t testing.TB, span tracetest.SpanStub, attrs map[attribute.Key
 	if len(arrivals) == 0 {
 		for _, k := range itlconv.FigureKeys {
 			if v, ok := attrs[k]; ok {
-				t.Errorf("%s = %s on a span without a timeline", k, v.Emit())
+				t.Errorf("%s = %s on a span without a timeline", k, v.String())
 			}
 		}
 		return
@@ -292,7 +292,7 @@ func CheckFigures(t testing.TB, span tracetest.SpanStub, attrs map[attribute.Key
 		w, wok := want[k]
 		g, gok := attrs[k]
 		if wok != gok || g != w {
-			t.Errorf("%s = %s (%v), the timeline gives %s (%v)", k, g.Emit(), gok, w.Emit(), wok)
+			t.Errorf("%s = %s (%v), the timeline gives %s (%v)", k, g.String(), gok, w.String(), wok)
 		}
 	}
 }
