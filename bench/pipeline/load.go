@@ -80,10 +80,11 @@ func (c *captureClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSp
 	for _, r := range rs {
 		for _, ss := range r.ScopeSpans {
 			n += len(ss.Spans)
+			if !c.strip {
+				continue
+			}
 			for _, sp := range ss.Spans {
-				if c.strip {
-					sp.Attributes = slices.DeleteFunc(sp.Attributes, func(kv *commonpb.KeyValue) bool { return isFigure(kv.Key) })
-				}
+				sp.Attributes = slices.DeleteFunc(sp.Attributes, func(kv *commonpb.KeyValue) bool { return isFigure(kv.Key) })
 			}
 		}
 	}

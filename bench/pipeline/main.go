@@ -341,10 +341,10 @@ func checkFloorBinary(bin string) error {
 	return nil
 }
 
-// configsFor is the configurations that run on ld, in the order asked.
 // figuresPrefix marks a load whose spans carry the figures the client writes (load.figures).
 const figuresPrefix = "figures-"
 
+// configsFor is the configurations that run on ld, in the order asked.
 func configsFor(names []string, ld *load) []config {
 	var cs []config
 	for _, n := range names {

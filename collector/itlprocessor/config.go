@@ -21,12 +21,13 @@ type Config struct {
 	CompactEvents bool `mapstructure:"compact_events"`
 	// DropTimeline removes the timeline (compact attributes or chunk events) after annotating.
 	DropTimeline bool `mapstructure:"drop_timeline"`
-	// KeepClientFigures leaves the figures otelitl's Go client writes on its spans (itlconv.ClientScope)
-	// as they are, without reading the timeline again: the client computes them exactly as the
-	// processor does. It applies only where the processor would compute the same figures: at the
-	// default stall_threshold, without drop_timeline, and with compact_events to spans without
-	// events (a timeline of chunk events is read to be compacted). Set it to false when spans under that scope come from senders you do not
-	// trust to write figures that agree with their timelines.
+	// KeepClientFigures leaves the figures otelitl's Go client writes on its spans
+	// (itlconv.ClientScope) as they are, without reading the timeline again: the client computes
+	// them exactly as the processor does. It applies only where the processor would compute the
+	// same figures: at the default stall_threshold, without drop_timeline, and with compact_events
+	// to spans without events (a timeline of chunk events is read to be compacted). Set it to
+	// false when spans under that scope come from senders you do not trust to write figures that
+	// agree with their timelines.
 	KeepClientFigures bool `mapstructure:"keep_client_figures"`
 
 	// prevent unkeyed literal initialization
