@@ -129,5 +129,7 @@ bench: $(BENCHSTAT)
 ## exporting the processor's annotations costs (annotated against reencoded), a CPU profile.
 ## Table in bench-pipeline.txt. PIPELINE_RATE, PIPELINE_CHUNKS, PIPELINE_SECONDS, PIPELINE_ROUNDS,
 ## PIPELINE_FLUSH, PIPELINE_LOADS (defaults 1000, 200, 20, 3, 15s, the connector's own, all four loads; see `cd bench && go run ./pipeline -h`). About 30 minutes.
+## PIPELINE_TOGETHER=1 runs each round's configurations at the same time instead, which resolves a
+## few percent on a shared machine (give it two to four, e.g. PIPELINE_CONFIGS=passthrough,full).
 bench-pipeline:
 	cd bench && GOWORK=off $(GO) run ./pipeline -out $(CURDIR)/bench-pipeline.txt

@@ -222,6 +222,14 @@ var baseConfigs = []config{
 		yaml:  passthroughYAML,
 	},
 	{
+		// The A/A control: a second pass-through, the same binary and configuration. Its ratio to
+		// passthrough is the harness's own noise, the least difference a run can resolve; run
+		// -together, it shows what running side by side leaves of the machine's noise.
+		name:  "passthrough_twin",
+		about: "passthrough again, a second collector of the same configuration: the A/A control, whose ratio to passthrough is what the harness cannot resolve",
+		yaml:  passthroughYAML,
+	},
+	{
 		// What receiving and exporting the span contract's annotations costs, with none of our code
 		// in the collector. A pipeline that annotates does not receive them (its processor builds
 		// them); BenchmarkCarry separates the export, which it pays.

@@ -38,6 +38,7 @@ type options struct {
 	analyze                                           []string
 	bin, out, compression                             string
 	flush                                             time.Duration
+	together                                          bool
 }
 
 // envInt is the integer in the environment variable name, or def.
@@ -83,12 +84,13 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", envInt("PIPELINE_ROUNDS", 3), "rounds; each runs every configuration once (env PIPELINE_ROUNDS)")
 	fs.IntVar(&o.batch, "batch", envInt("PIPELINE_BATCH", 100), "spans per export request: what the SDK's batch span processor sends at 1000/s with its 100 ms timeout (env PIPELINE_BATCH)")
 	loads := fs.String("loads", envStr("PIPELINE_LOADS", "compact,events,figures-compact,figures-events"), "loads: compact (otelitl's compact timelines, -chunks) and events (chunk events, -event-chunks), without the figures today's client writes beside them, as an older client sends them: the itl processor computes them; figures-compact and figures-events, the same spans with the client's figures, which the processor keeps (env PIPELINE_LOADS)")
-	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), floor (the least any implementation of the two must do: a lower bound; the run then uses bench/floorcol's binary) and floor_exact (floor, also selecting the exact percentiles), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), drop_timeline_eb (drop_timeline, batching in the exporter), passthrough_eb_pool and full_eb_pool (the _eb configurations with the collector's pdata.useProtoPooling feature gate on), fanout_pool (no component of ours: a batch processor fanned out to two exporters with that gate on, which loses data) and split_pool (the receiver's requests in two pipelines that change nothing, with that gate on, which loses data too)")
+	cfgs := fs.String("configs", envStr("PIPELINE_CONFIGS", "passthrough,reencoded,annotated,full,drop_timeline,compact_events"), "configurations (env PIPELINE_CONFIGS): passthrough, passthrough_twin (a second pass-through, the A/A control: its ratio is the harness's own noise), full, drop_timeline, compact_events (event loads only), processor or connector (full without the other component), floor (the least any implementation of the two must do: a lower bound; the run then uses bench/floorcol's binary) and floor_exact (floor, also selecting the exact percentiles), annotated (passthrough fed the spans as the itl processor annotates them: what carrying the annotations costs) with its control reencoded, passthrough_eb and full_eb (batching in the exporter instead of the batch processor), and shipped (the layout exporter-config/otlp.yaml ships: compact_events, the connector after the processor, batching in the exporter) with shipped_split (the same components, the connector in a pipeline of its own), drop_timeline_eb (drop_timeline, batching in the exporter), passthrough_eb_pool and full_eb_pool (the _eb configurations with the collector's pdata.useProtoPooling feature gate on), fanout_pool (no component of ours: a batch processor fanned out to two exporters with that gate on, which loses data) and split_pool (the receiver's requests in two pipelines that change nothing, with that gate on, which loses data too)")
 	prof := fs.String("profile", envStr("PIPELINE_PROFILE", "full"), "configurations to profile after the rounds, as CONFIG (on the first load) or CONFIG:LOAD, one more run each with the pprof extension on; none for none (env PIPELINE_PROFILE)")
 	fs.IntVar(&o.profileSeconds, "profile-seconds", envInt("PIPELINE_PROFILE_SECONDS", 10), "length of each CPU profile, at most -seconds minus 4 (env PIPELINE_PROFILE_SECONDS)")
 	fs.StringVar(&o.compression, "compression", envStr("PIPELINE_COMPRESSION", "gzip"), "the OTLP exporter's compression, the same in every configuration: gzip (its default) or none (env PIPELINE_COMPRESSION)")
 	fs.DurationVar(&o.flush, "flush", envDuration("PIPELINE_FLUSH", 15*time.Second), "the itl_metrics connector's metrics_flush_interval (its default is 15s); metrics not yet flushed when the spans are in are flushed at shutdown, which the CPU figure includes (env PIPELINE_FLUSH)")
 	fs.StringVar(&o.bin, "bin", os.Getenv("PIPELINE_BIN"), "a built otelcol-itl; empty builds cmd/otelcol-itl, or bench/floorcol when the floor configuration runs (env PIPELINE_BIN)")
+	fs.BoolVar(&o.together, "together", envStr("PIPELINE_TOGETHER", "") == "1", "run each round's configurations of a load at the same time, each with its own collector and sink, fed the same requests at the same moments, so that what the machine's other tenants do during a round falls on all of them alike (the ratios then resolve a few percent where one after the other they do not); their collectors share the machine's CPUs, so give it two or three configurations on a small machine, and include passthrough_twin to see the harness's own noise (env PIPELINE_TOGETHER=1)")
 	analyze := fs.String("analyze", "", "only print the stage breakdown of these CPU profiles (comma-separated; merged), then exit")
 	fs.StringVar(&o.out, "out", envStr("PIPELINE_OUT", "bench-pipeline.txt"), "the report; profiles go beside it (env PIPELINE_OUT)")
 	if err := fs.Parse(args); err != nil {
@@ -206,11 +208,8 @@ func run(o options) error {
 		}
 		bin = filepath.Join(dir, "otelcol-itl")
 		logf("building %s", what)
-		cmd := exec.Command("go", "build", "-o", bin, ".")
-		cmd.Dir = filepath.Join(root, src)
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s: %v\n%s", src, err, out)
+		if err := build(filepath.Join(root, src), bin); err != nil {
+			return err
 		}
 	}
 
@@ -243,20 +242,34 @@ func run(o options) error {
 	for round := range o.rounds {
 		for _, ld := range loads {
 			cs := configsFor(o.configs, ld)
-			for i := range cs {
-				c := cs[(i+round)%len(cs)] // a different configuration goes first each round
-				logf("round %d/%d, load %s, %s", round+1, o.rounds, ld.name, c.name)
-				r, err := runOnce(bin, ld, c, o, round, "")
+			// A different configuration goes first each round.
+			cs = slices.Concat(cs[round%len(cs):], cs[:round%len(cs)])
+			groups := [][]config{cs}
+			if !o.together {
+				groups = nil
+				for _, c := range cs {
+					groups = append(groups, []config{c})
+				}
+			}
+			for _, g := range groups {
+				var names []string
+				for _, c := range g {
+					names = append(names, c.name)
+				}
+				logf("round %d/%d, load %s, %s", round+1, o.rounds, ld.name, strings.Join(names, " together with "))
+				rs, err := runTogether(bin, ld, g, o, round, "")
 				if err != nil {
-					return fmt.Errorf("%s on %s, round %d: %w", c.name, ld.name, round+1, err)
+					return fmt.Errorf("%s on %s, round %d: %w", strings.Join(names, ", "), ld.name, round+1, err)
 				}
-				logf("  CPU %.2f s (%.3f s per million chunks), peak RSS %.0f MiB, %d spans, %d gap observations, %d metric points, max lag %v%s",
-					r.cpu.Seconds(), r.cpu.Seconds()/(float64(ld.chunkCount())/1e6), float64(r.peakRSS)/(1<<20), r.counts.spans, r.counts.gapObs, r.counts.points,
-					r.maxLag.Round(time.Millisecond), problemText(r.problems))
-				if r.logPath != "" {
-					logf("  the collector's log ends:\n%s", tail(r.logPath, 3000))
+				for _, r := range rs {
+					logf("  %s: CPU %.2f s (%.3f s per million chunks), peak RSS %.0f MiB, %d spans, %d gap observations, %d metric points, max lag %v%s",
+						r.config, r.cpu.Seconds(), r.cpu.Seconds()/(float64(ld.chunkCount())/1e6), float64(r.peakRSS)/(1<<20), r.counts.spans, r.counts.gapObs, r.counts.points,
+						r.maxLag.Round(time.Millisecond), problemText(r.problems))
+					if r.logPath != "" {
+						logf("  the collector's log ends:\n%s", tail(r.logPath, 3000))
+					}
 				}
-				results = append(results, r)
+				results = append(results, rs...)
 			}
 		}
 	}
@@ -301,6 +314,17 @@ func run(o options) error {
 		if len(r.problems) > 0 {
 			return fmt.Errorf("some runs lost or changed data: see the report")
 		}
+	}
+	return nil
+}
+
+// build builds the collector in the module directory src, as its module, into bin.
+func build(src, bin string) error {
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %v\n%s", src, err, out)
 	}
 	return nil
 }

@@ -273,8 +273,22 @@ func TestMedianAndRatios(t *testing.T) {
 			t.Errorf("ratios %v, want %v", r, want)
 		}
 	}
-	if s := ratioText(r); s != "1.100 (0.900-1.200)" {
+	// Mean 1.0667; standard error 0.08819; t at 2 degrees of freedom 4.303.
+	if s := ratioText(r); s != "1.100 (0.900-1.200), mean 1.067 ± 0.379" {
 		t.Errorf("ratio text %q", s)
+	}
+	if s := ratioText(r[1:]); s != "1.150 (1.100-1.200)" {
+		t.Errorf("ratio text of two %q", s)
+	}
+	if m, h := meanCI([]float64{1, 3}); m != 2 || math.Abs(h-12.706) > 1e-9 {
+		t.Errorf("mean %v ± %v of 1 and 3, want 2 ± 12.706", m, h)
+	}
+	many := make([]float64, 50) // past the table: t at 30 degrees of freedom
+	for i := range many {
+		many[i] = float64(i % 2)
+	}
+	if m, h := meanCI(many); m != 0.5 || math.Abs(h-2.042*math.Sqrt(0.25*50/49/50)) > 1e-12 {
+		t.Errorf("mean %v ± %v of 50 alternating 0 and 1", m, h)
 	}
 	if v := perMillion(2*time.Second, 4_000_000); v != 0.5 {
 		t.Errorf("per million %v", v)
@@ -439,6 +453,16 @@ func TestParseOptions(t *testing.T) {
 	}
 	if o.flush != 15*time.Second { // the connector's default, as a user runs it
 		t.Errorf("flush %v by default", o.flush)
+	}
+	if o.together {
+		t.Error("together by default")
+	}
+	if o, err := parseOptions([]string{"-together"}); err != nil || !o.together {
+		t.Errorf("-together: %v, %+v", err, o)
+	}
+	t.Setenv("PIPELINE_TOGETHER", "1")
+	if o, err := parseOptions(nil); err != nil || !o.together {
+		t.Errorf("PIPELINE_TOGETHER=1: %v, %+v", err, o)
 	}
 	if o, err := parseOptions([]string{"-flush", "2s"}); err != nil || o.flush != 2*time.Second {
 		t.Errorf("-flush 2s: %v, %+v", err, o)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"strings"
@@ -42,15 +43,41 @@ func pairedRatios(v, base map[int]float64) []float64 {
 	return out
 }
 
-// ratioText is the median of ratios, with their range when there are several.
+// ratioText is the median of ratios, sorted, with their range when there are several and, from
+// three on, their mean and the half-width of its 95% confidence interval: whether a run resolves
+// a difference of a few percent, read at a glance.
 func ratioText(rs []float64) string {
-	if len(rs) == 0 {
+	switch len(rs) {
+	case 0:
 		return "-"
-	}
-	if len(rs) == 1 {
+	case 1:
 		return fmt.Sprintf("%.3f", rs[0])
+	case 2:
+		return fmt.Sprintf("%.3f (%.3f-%.3f)", median(rs), rs[0], rs[len(rs)-1])
 	}
-	return fmt.Sprintf("%.3f (%.3f-%.3f)", median(rs), rs[0], rs[len(rs)-1])
+	m, h := meanCI(rs)
+	return fmt.Sprintf("%.3f (%.3f-%.3f), mean %.3f ± %.3f", median(rs), rs[0], rs[len(rs)-1], m, h)
+}
+
+// tQuantiles are Student's t at 0.975 for 1 to 30 degrees of freedom.
+var tQuantiles = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// meanCI is the mean of xs (two or more) and the half-width of its 95% confidence interval
+// (Student's t; past 30 degrees of freedom, t at 30, which errs wide).
+func meanCI(xs []float64) (mean, half float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	t := tQuantiles[min(len(xs)-1, len(tQuantiles))-1]
+	return mean, t * math.Sqrt(ss/(n-1)/n)
 }
 
 // perMillion is CPU seconds per million chunks.
@@ -61,12 +88,16 @@ func perMillion(cpu time.Duration, chunks int64) float64 {
 func formatReport(o options, loads []*load, results []result, profiles []profileRun) string {
 	var w strings.Builder
 	fmt.Fprintf(&w, "bench-pipeline: otelcol-itl end to end, pass-through against the itl processor and the itl_metrics connector\n")
-	fmt.Fprintf(&w, "%s, %s/%s, %d CPUs, %s; %d rounds, configurations interleaved (order rotated each round)\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), o.rounds)
+	how := "configurations interleaved (order rotated each round)"
+	if o.together {
+		how = "configurations together (-together: in each round, every configuration's collector at the same time, fed the same requests at the same moments)"
+	}
+	fmt.Fprintf(&w, "%s, %s/%s, %d CPUs, %s; %d rounds, %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), o.rounds, how)
 	fmt.Fprintf(&w, "Every configuration: OTLP/gRPC receiver, batch (2048, 200ms), OTLP/gRPC exporter with %s compression and a sending queue, to an OTLP sink in the harness; the connector delta, flushed every %v.\n", o.compression, o.flush)
 	fmt.Fprintf(&w, "CPU: the collector's utime+stime from the start of the replay (/proc/PID/stat) to its exit (rusage), stopped %v after the last span arrived (and with a flush interval up to %v, the last metric); the shutdown and its flush of the connector's metrics are included; peak RSS: VmHWM.\n", settle, maxFlushWait)
 	fmt.Fprintf(&w, "The machine is shared: \"machine load\" (below) is its 1-minute load average at the end of each replay, against its %d CPUs.\n", runtime.NumCPU())
-	fmt.Fprintf(&w, "Medians over rounds; \"vs pass-through\" is the median of the per-round ratios (min-max).\n")
+	fmt.Fprintf(&w, "Medians over rounds; \"vs pass-through\" is the median of the per-round ratios (min-max), and from 3 rounds on their mean ± the half-width of its 95%% confidence interval.\n")
 	for _, ld := range loads {
 		fmt.Fprintf(&w, "\n### Load %s: %d generations/s x %d chunks (%s) for %d s\n\n", ld.name, o.rate, ld.chunks, ld.encoding, o.seconds)
 		fmt.Fprintf(&w, "%d generations, %d chunks, %d gaps, %d stalls; %d OTLP export requests of %d spans, %.1f MB (%.0f B per span), replayed as the same bytes to every configuration",

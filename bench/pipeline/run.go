@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,8 @@ type result struct {
 	sent         time.Duration // how long the replay took
 	maxLag       time.Duration // the latest a request left after it was due
 	retries      int64
-	loadAvg      float64 // the machine's 1-minute load average at the end of the replay
+	began, ended time.Time // the CPU figure's start (the replay's) and the collector's exit
+	loadAvg      float64   // the machine's 1-minute load average at the end of the replay
 	problems     []string
 	logPath      string // the collector's log, kept when the run had problems
 }
@@ -58,114 +60,223 @@ func (c config) expect(ld *load) shape {
 	return shape{timeline: c.timeline, figures: figures}
 }
 
-// runOnce starts the collector with c, replays ld to it at o.rate generations per second, waits
-// until everything has arrived at the sink, and measures the collector. With profilePath set, the
-// pprof extension is on and a CPU profile of o.profileSeconds is taken from 2 s into the replay.
-func runOnce(bin string, ld *load, c config, o options, round int, profilePath string) (_ result, err error) {
-	r := result{load: ld.name, config: c.name, round: round, chunks: ld.chunkCount()}
-	sk, err := startSink()
-	if err != nil {
-		return r, err
-	}
-	defer sk.stop()
-	otlpAddr, err := freeAddr()
-	if err != nil {
-		return r, err
-	}
-	var pprofAddr string
-	if profilePath != "" {
-		if pprofAddr, err = freeAddr(); err != nil {
-			return r, err
-		}
-	}
-	dir, err := os.MkdirTemp("", "bench-pipeline-")
-	if err != nil {
-		return r, err
-	}
-	defer os.RemoveAll(dir)
-	col, err := startCollector(bin, dir, c.render(otlpAddr, sk.addr, pprofAddr, o.compression, o.flush), c.gates)
-	if err != nil {
-		return r, err
-	}
-	stopped := false
+// instance is one configuration's collector, with the sink it exports to, started and ready for
+// the load.
+type instance struct {
+	c           config
+	ld          *load
+	o           options
+	round       int
+	profilePath string
+	sk          *sink
+	col         *collector
+	dir         string
+	otlpAddr    string
+	pprofAddr   string
+	cpu0        time.Duration
+	r           result
+	stopped     bool
+	prof        sync.WaitGroup
+	profErr     error
+}
+
+// startInstance starts a sink and the collector with c exporting to it, and waits until the
+// collector listens. With profilePath set, the pprof extension is on.
+func startInstance(bin string, ld *load, c config, o options, round int, profilePath string) (_ *instance, err error) {
+	in := &instance{c: c, ld: ld, o: o, round: round, profilePath: profilePath,
+		r: result{load: ld.name, config: c.name, round: round, chunks: ld.chunkCount()}}
 	defer func() {
-		if !stopped {
-			col.stop()
-		}
 		if err != nil {
-			// The run's directory goes with it: keep the collector's log beside the report.
-			if kept := keepLog(col.log, o.out, round, ld.name, c.name); kept != "" {
-				err = fmt.Errorf("%w\n(the collector's whole log is %s)", err, kept)
-			}
+			err = in.close(err)
 		}
 	}()
-	if err := waitTCP(otlpAddr, 60*time.Second, col); err != nil {
-		return r, err
+	if in.sk, err = startSink(); err != nil {
+		return nil, err
 	}
-	time.Sleep(time.Second) // the collector's start is not measured
-	pid := col.cmd.Process.Pid
-	cpu0, err := procCPU(pid)
-	if err != nil {
-		return r, err
+	if in.otlpAddr, err = freeAddr(); err != nil {
+		return nil, err
 	}
-
-	var prof sync.WaitGroup
-	var profErr error
 	if profilePath != "" {
-		prof.Go(func() {
+		if in.pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	if in.dir, err = os.MkdirTemp("", "bench-pipeline-"); err != nil {
+		return nil, err
+	}
+	if in.col, err = startCollector(bin, in.dir, c.render(in.otlpAddr, in.sk.addr, in.pprofAddr, o.compression, o.flush), c.gates); err != nil {
+		return nil, err
+	}
+	if err := waitTCP(in.otlpAddr, 60*time.Second, in.col); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// close stops what is still running and removes the run's directory. When err is not nil (the
+// run failed), the collector's log is kept beside the report first, and err names it.
+func (in *instance) close(err error) error {
+	if in.col != nil && !in.stopped {
+		in.col.stop()
+		in.stopped = true
+	}
+	if err != nil && in.col != nil {
+		if kept := keepLog(in.col.log, in.o.out, in.round, in.ld.name, in.c.name); kept != "" {
+			err = fmt.Errorf("%w\n(the collector's whole log is %s)", err, kept)
+		}
+	}
+	if in.sk != nil {
+		in.sk.stop()
+	}
+	if in.dir != "" {
+		os.RemoveAll(in.dir)
+	}
+	return err
+}
+
+// begin reads the collector's CPU so far, the start of what the run measures, and starts the
+// profile, if any, 2 s later.
+func (in *instance) begin() error {
+	var err error
+	in.r.began = time.Now()
+	if in.cpu0, err = procCPU(in.col.cmd.Process.Pid); err != nil {
+		return err
+	}
+	if in.profilePath != "" {
+		in.prof.Go(func() {
 			time.Sleep(2 * time.Second)
-			profErr = fetchProfile(pprofAddr, o.profileSeconds, profilePath)
+			in.profErr = fetchProfile(in.pprofAddr, in.o.profileSeconds, in.profilePath)
 		})
 	}
-	reqs := ld.reqs
-	if c.input != "" {
-		if reqs = ld.variants[c.input]; reqs == nil {
-			return r, fmt.Errorf("the %s variant of the load was not made", c.input)
-		}
-	}
-	r.sent, r.maxLag, r.retries, err = replay(otlpAddr, reqs, ld.reqSpans, o.rate)
-	if err != nil {
-		return r, fmt.Errorf("replay: %w\n%s", err, col.logTail())
-	}
-	r.loadAvg = loadAvg()
+	return nil
+}
 
-	// Drain: every span must reach the sink, and with the connector every gap and TTFT flushed so
-	// far. Metrics the connector has not flushed when the spans are in (with its default interval,
-	// longer than a run, most of them) come at shutdown, so the CPU figure runs to the process's
-	// exit, in every configuration alike.
-	deadline := time.Now().Add(90 * time.Second)
-	waitMetrics := c.metrics && o.flush <= maxFlushWait
-	for time.Now().Before(deadline) {
-		s := sk.snapshot()
-		if s.spans >= ld.spans && (!waitMetrics || (int64(s.gapObs) >= ld.gaps && int64(s.ttfts) >= ld.spans)) {
-			break
+// requests are the bytes this configuration is fed: the load as sent, or one of its variants.
+func (in *instance) requests() ([][]byte, error) {
+	if in.c.input == "" {
+		return in.ld.reqs, nil
+	}
+	if reqs := in.ld.variants[in.c.input]; reqs != nil {
+		return reqs, nil
+	}
+	return nil, fmt.Errorf("the %s variant of the load was not made", in.c.input)
+}
+
+// drained tells whether every span has reached the sink and, with the connector flushing within
+// a run, every gap and TTFT. Metrics the connector has not flushed when the spans are in (with
+// its default interval, longer than a run, most of them) come at shutdown, so the CPU figure runs
+// to the process's exit, in every configuration alike.
+func (in *instance) drained() bool {
+	s := in.sk.snapshot()
+	waitMetrics := in.c.metrics && in.o.flush <= maxFlushWait
+	return s.spans >= in.ld.spans && (!waitMetrics || (int64(s.gapObs) >= in.ld.gaps && int64(s.ttfts) >= in.ld.spans))
+}
+
+// finish reads the peak RSS, stops the collector, and checks what reached the sink.
+func (in *instance) finish() error {
+	var err error
+	if in.r.peakRSS, err = procPeakRSS(in.col.cmd.Process.Pid); err != nil {
+		return err
+	}
+	in.prof.Wait()
+	if in.profErr != nil {
+		return fmt.Errorf("profile: %w", in.profErr)
+	}
+	in.r.cpuTotal = in.col.stop()
+	in.r.ended, in.stopped = time.Now(), true
+	in.r.cpu = in.r.cpuTotal - in.cpu0
+	in.r.counts = in.sk.snapshot()
+	in.r.problems = check(in.r.counts, in.ld, in.c)
+	if in.r.retries > 0 {
+		in.r.problems = append(in.r.problems, fmt.Sprintf("%d export requests were retried", in.r.retries))
+	}
+	if len(in.r.problems) > 0 {
+		// The run's directory goes with it: keep the collector's log beside the report, which
+		// names it, so that a loss can be explained.
+		if in.r.logPath = keepLog(in.col.log, in.o.out, in.round, in.ld.name, in.c.name); in.r.logPath != "" {
+			in.r.problems = append(in.r.problems, "the collector's log is "+in.r.logPath)
 		}
+	}
+	return nil
+}
+
+// runOnce runs the configuration c alone on ld: see runTogether.
+func runOnce(bin string, ld *load, c config, o options, round int, profilePath string) (result, error) {
+	rs, err := runTogether(bin, ld, []config{c}, o, round, profilePath)
+	if err != nil {
+		return result{}, err
+	}
+	return rs[0], nil
+}
+
+// runTogether starts a collector for each of cs, replays ld to all of them at once at o.rate
+// generations per second (every request to each collector at the same moment), waits until
+// everything has arrived at each one's sink, and measures each collector. Run together, what the
+// machine's other tenants do during the run falls on every configuration alike. With profilePath
+// set (and one configuration), the pprof extension is on and a CPU profile of o.profileSeconds is
+// taken from 2 s into the replay.
+func runTogether(bin string, ld *load, cs []config, o options, round int, profilePath string) (_ []result, err error) {
+	if profilePath != "" && len(cs) != 1 {
+		return nil, fmt.Errorf("a profile is of one configuration run alone, not of %d together", len(cs))
+	}
+	var ins []*instance
+	defer func() {
+		for _, in := range ins {
+			err = in.close(err) // a failed run's error names each collector's kept log
+		}
+	}()
+	for _, c := range cs {
+		in, err := startInstance(bin, ld, c, o, round, profilePath)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		ins = append(ins, in)
+	}
+	time.Sleep(time.Second) // the collectors' start is not measured
+	reqs := make([][][]byte, len(ins))
+	for i, in := range ins {
+		if reqs[i], err = in.requests(); err != nil {
+			return nil, err
+		}
+		if err := in.begin(); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	errs := make([]error, len(ins))
+	var wg sync.WaitGroup
+	for i, in := range ins {
+		wg.Go(func() {
+			in.r.sent, in.r.maxLag, in.r.retries, errs[i] = replay(in.otlpAddr, reqs[i], ld.reqSpans, o.rate, start)
+		})
+	}
+	wg.Wait()
+	load := loadAvg()
+	for i, in := range ins {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: replay: %w\n%s", in.c.name, errs[i], in.col.logTail())
+		}
+		in.r.loadAvg = load
+	}
+
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && slices.ContainsFunc(ins, func(in *instance) bool { return !in.drained() }) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(settle)
-	if r.peakRSS, err = procPeakRSS(pid); err != nil {
-		return r, err
+	// Stopped at once, so that none idles while another shuts down.
+	for i, in := range ins {
+		wg.Go(func() { errs[i] = in.finish() })
 	}
-	prof.Wait()
-	if profErr != nil {
-		return r, fmt.Errorf("profile: %w", profErr)
-	}
-	r.cpuTotal = col.stop()
-	stopped = true
-	r.cpu = r.cpuTotal - cpu0
-	r.counts = sk.snapshot()
-	r.problems = check(r.counts, ld, c)
-	if r.retries > 0 {
-		r.problems = append(r.problems, fmt.Sprintf("%d export requests were retried", r.retries))
-	}
-	if len(r.problems) > 0 {
-		// The run's directory goes with it: keep the collector's log beside the report, which
-		// names it, so that a loss can be explained.
-		if r.logPath = keepLog(col.log, o.out, round, ld.name, c.name); r.logPath != "" {
-			r.problems = append(r.problems, "the collector's log is "+r.logPath)
+	wg.Wait()
+	out := make([]result, len(ins))
+	for i, in := range ins {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: %w", in.c.name, errs[i])
 		}
+		out[i] = in.r
 	}
-	return r, nil
+	return out, nil
 }
 
 // check compares what reached the sink with what was sent: zero loss, nothing extra, and spans
@@ -206,10 +317,10 @@ func check(s sinkCounts, ld *load, c config) []string {
 }
 
 // replay sends the requests reqs, of reqSpans spans each, to addr as they are, at rate
-// generations per second (each request when the spans before it have had their time), from 4
+// generations per second from begin (each request when the spans before it have had their time), from 4
 // senders so that one slow answer does not hold the load back. A request the collector refuses is
 // sent again (and counted), up to 10 times.
-func replay(addr string, reqs [][]byte, reqSpans []int, rate int) (elapsed, maxLag time.Duration, retries int64, err error) {
+func replay(addr string, reqs [][]byte, reqSpans []int, rate int, begin time.Time) (elapsed, maxLag time.Duration, retries int64, err error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallSendMsgSize(256<<20), grpc.MaxCallRecvMsgSize(256<<20)))
 	if err != nil {
@@ -222,7 +333,6 @@ func replay(addr string, reqs [][]byte, reqSpans []int, rate int) (elapsed, maxL
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
-	begin := time.Now()
 	for range 4 {
 		wg.Go(func() {
 			for {
