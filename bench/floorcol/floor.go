@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math/bits"
 	"sync"
 
@@ -44,8 +45,13 @@ var floorType = component.MustNewType("itl_floor")
 // processor's, to the bit. That is the floor plus the one piece of work the golden figures demand
 // that the floor leaves out, each still at its cheapest: it still checks nothing, looks up no
 // series and observes each gap with one increment.
+//
+// With read_only: true (floor_read), it reads every arrival and counts every gap as above, and
+// writes nothing: the least the itl_metrics connector must do on a span that already carries its
+// figures, as today's otelitl client writes them (one observation per gap, which no
+// implementation can skip).
 type floorProcessor struct {
-	exact bool
+	exact, readOnly bool
 
 	mu    sync.Mutex
 	hist  [65]uint64 // gaps by bit length of their nanoseconds
@@ -57,14 +63,25 @@ type floorProcessor struct {
 type floorConfig struct {
 	// Exact selects the exact gap percentiles, as the itl processor does.
 	Exact bool `mapstructure:"exact"`
+	// ReadOnly reads the arrivals and counts the gaps, and writes no figure.
+	ReadOnly bool `mapstructure:"read_only"`
+}
+
+// Validate refuses exact with read_only: a floor that writes no figure selects none.
+func (c *floorConfig) Validate() error {
+	if c.Exact && c.ReadOnly {
+		return errors.New("exact: true selects the percentiles of the figures that read_only: true does not write; set one of them")
+	}
+	return nil
 }
 
 func newFloorFactory() processor.Factory {
 	return processor.NewFactory(floorType, func() component.Config { return &floorConfig{} },
 		processor.WithTraces(func(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-			p := &floorProcessor{exact: cfg.(*floorConfig).Exact}
+			c := cfg.(*floorConfig)
+			p := &floorProcessor{exact: c.Exact, readOnly: c.ReadOnly}
 			return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces,
-				processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: true}))
+				processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: !c.ReadOnly}))
 		}, component.StabilityLevelDevelopment))
 }
 
@@ -73,12 +90,12 @@ type tally struct {
 	hist        [65]uint64
 	gaps, sumNs uint64
 
-	exact         bool
-	offs, scratch []int64 // with exact: the span's arrivals, and the selection's buffer
+	exact, readOnly bool
+	offs, scratch   []int64 // with exact: the span's arrivals, and the selection's buffer
 }
 
 func (p *floorProcessor) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	t := tally{exact: p.exact}
+	t := tally{exact: p.exact, readOnly: p.readOnly}
 	pwalk.Spans(td, func(_ pcommon.Map, span ptrace.Span) { t.span(span) })
 	p.mu.Lock()
 	for i, n := range t.hist {
@@ -141,6 +158,9 @@ func (t *tally) span(span ptrace.Span) {
 	}
 	t.gaps += uint64(n - 1)
 	t.sumNs += uint64(sumG)
+	if t.readOnly {
+		return
+	}
 	mean := float64(sumG) / float64(n-1) / 1e9
 	tpot := float64(prev-first) / float64(n-1) / 1e9
 	p50, p90, p99 := mean, (mean+float64(maxGap)/1e9)/2, float64(maxGap-minGap)/1e9

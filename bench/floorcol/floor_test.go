@@ -138,3 +138,50 @@ func kinds(s ptrace.Span) string {
 	}
 	return out
 }
+
+// TestFloorReadOnly: floor_read, the connector's floor on spans that carry their figures, reads
+// every arrival of both encodings and leaves the spans exactly as they came.
+func TestFloorReadOnly(t *testing.T) {
+	for _, enc := range []otelitl.Encoding{otelitl.EncodingCompact, otelitl.EncodingEvents} {
+		const replies, chunks = 40, 120
+		src := clientSpans(t, enc, replies, chunks, true)
+		td := ptrace.NewTraces()
+		src.CopyTo(td)
+		p := &floorProcessor{readOnly: true}
+		if _, err := p.processTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.gaps, uint64(replies*(chunks-1)); got != want {
+			t.Errorf("%v: floor_read counted %d gaps, want %d", enc, got, want)
+		}
+		var seen uint64
+		for _, n := range p.hist {
+			seen += n
+		}
+		if seen != p.gaps || p.sumNs == 0 {
+			t.Errorf("%v: its histogram holds %d gaps of %d, summing %d ns", enc, seen, p.gaps, p.sumNs)
+		}
+		var m ptrace.ProtoMarshaler
+		a, _ := m.MarshalTraces(src)
+		b, _ := m.MarshalTraces(td)
+		if string(a) != string(b) {
+			t.Errorf("%v: floor_read changed the spans", enc)
+		}
+	}
+}
+
+func TestFloorConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg floorConfig
+		ok  bool
+	}{{floorConfig{}, true}, {floorConfig{Exact: true}, true}, {floorConfig{ReadOnly: true}, true}, {floorConfig{Exact: true, ReadOnly: true}, false}} {
+		if err := c.cfg.Validate(); (err == nil) != c.ok {
+			t.Errorf("%+v: %v", c.cfg, err)
+		}
+	}
+	f := newFloorFactory()
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), &floorConfig{ReadOnly: true}, consumertest.NewNop())
+	if err != nil || p.Capabilities().MutatesData {
+		t.Errorf("floor_read: %v, mutates data: %v", err, err == nil && p.Capabilities().MutatesData)
+	}
+}

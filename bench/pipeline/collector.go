@@ -36,6 +36,9 @@ type config struct {
 	// floor: the configuration runs the floor processor, which only bench/floorcol's binary has;
 	// a run that includes it runs every configuration on that binary.
 	floor bool
+	// readOnly: the configuration adds nothing to the spans, so it runs on the figures loads too,
+	// where the configurations that measure computing the figures do not.
+	readOnly bool
 	// gates, if not empty, is the collector's --feature-gates flag.
 	gates string
 	yaml  string
@@ -147,6 +150,23 @@ var configs = append(baseConfigs,
 		yaml:      exporterBatching(dropTimelineYAML),
 	},
 	config{
+		// No batching: each request is exported as it came. With the connector, it then reads each
+		// request's spans right after the receiver decoded them, where behind the batch
+		// processor it reads them up to its timeout later, after other requests' work has gone
+		// through the CPU's caches (connector_nobatch against passthrough_nobatch).
+		name:  "passthrough_nobatch",
+		about: "OTLP receiver -> OTLP exporter, no batching: each request exported as it came",
+		yaml:  strings.Replace(strings.Replace(passthroughYAML, "processors:"+batch, "", 1), "      processors: [batch]\n", "", 1),
+	},
+	config{
+		name:      "connector_nobatch",
+		about:     "receiver -> [itl_metrics, exporter]; itl_metrics -> exporter, no batching: the connector reads each request as the receiver decoded it",
+		metrics:   true,
+		base:      "passthrough_nobatch",
+		baseAbout: "what the connector costs when it reads each request right after the receiver decoded it",
+		yaml:      strings.Replace(strings.Replace(connectorYAML, "processors:"+batch, "", 1), "      processors: [batch]\n", "", 1),
+	},
+	config{
 		// pdata.useProtoPooling (alpha since v0.133.0) returns every request's protos to pools once
 		// the pipeline is done with it, and takes new ones from them: what it saves a collector is
 		// mostly its GC's work, which our components add to with their allocations. Measured with
@@ -209,6 +229,18 @@ service:
     traces:
       receivers: [otlp]
       processors: [itl, batch]
+      exporters: [itl_metrics, otlp/sink]
+    metrics:
+      receivers: [itl_metrics]
+      exporters: [otlp/sink]
+`
+
+var connectorYAML = common + "processors:" + batch + `
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
       exporters: [itl_metrics, otlp/sink]
     metrics:
       receivers: [itl_metrics]
@@ -289,20 +321,20 @@ service:
 		yaml:    common + "processors:\n  itl_floor:\n    exact: true" + batch + floorService,
 	},
 	{
+		// The connector's floor on the spans today's client writes, which carry their figures:
+		// reading every arrival and counting every gap, writing nothing. It runs on the figures
+		// loads, where the other floors do not.
+		name:     "floor_read",
+		floor:    true,
+		readOnly: true,
+		about:    "receiver -> itl_floor (read_only) -> batch -> exporter: reads each arrival once and counts each gap in a power-of-two histogram, writes nothing: the least the itl_metrics connector must do on a span that carries its figures",
+		yaml:     common + "processors:\n  itl_floor:\n    read_only: true" + batch + floorService,
+	},
+	{
 		name:    "connector",
 		about:   "receiver -> batch -> [itl_metrics, exporter]; itl_metrics -> exporter (full without the processor)",
 		metrics: true,
-		yaml: common + "processors:" + batch + `
-service:
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [batch]
-      exporters: [itl_metrics, otlp/sink]
-    metrics:
-      receivers: [itl_metrics]
-      exporters: [otlp/sink]
-`,
+		yaml:    connectorYAML,
 	},
 	{
 		name:     "drop_timeline",

@@ -368,6 +368,14 @@ func TestConfigs(t *testing.T) {
 	if gated != 4 {
 		t.Errorf("%d configurations with feature gates, want passthrough_eb_pool, full_eb_pool, fanout_pool and split_pool", gated)
 	}
+	// The _nobatch configurations are their batched counterparts without the batch processor,
+	// and nothing else changed.
+	for nb, batched := range map[string]string{"passthrough_nobatch": "passthrough", "connector_nobatch": "connector"} {
+		y, b := mustConfig(t, nb).yaml, mustConfig(t, batched).yaml
+		if strings.Contains(y, "batch") || strings.Replace(strings.Replace(b, "processors:"+batch, "", 1), "      processors: [batch]\n", "", 1) != y {
+			t.Errorf("%s is not %s without its batch processor:\n%s", nb, batched, y)
+		}
+	}
 	compact := &load{encoding: otelitl.EncodingCompact}
 	events := &load{encoding: otelitl.EncodingEvents}
 	if n := len(configsFor([]string{"passthrough", "full", "drop_timeline", "compact_events"}, compact)); n != 3 {
@@ -768,7 +776,7 @@ func TestKeepLog(t *testing.T) {
 // measure what computing them in a collector costs (annotated and its control, the floors) do not
 // run, and every span delivered must carry the figures, whatever the configuration.
 func TestConfigsForFigures(t *testing.T) {
-	names := []string{"passthrough", "reencoded", "annotated", "floor", "floor_exact", "full", "drop_timeline", "compact_events"}
+	names := []string{"passthrough", "reencoded", "annotated", "floor", "floor_exact", "floor_read", "full", "drop_timeline", "compact_events"}
 	var got []string
 	fig := &load{encoding: otelitl.EncodingEvents, figures: true}
 	for _, c := range configsFor(names, fig) {
@@ -777,7 +785,7 @@ func TestConfigsForFigures(t *testing.T) {
 			t.Errorf("%s on a figures load expects %s", c.name, sh)
 		}
 	}
-	if want := []string{"passthrough", "full", "drop_timeline", "compact_events"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"passthrough", "floor_read", "full", "drop_timeline", "compact_events"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("configurations %v, want %v", got, want)
 	}
 	if n := len(configsFor(names, &load{encoding: otelitl.EncodingEvents})); n != len(names) {

@@ -251,12 +251,12 @@ func runTogether(bin string, ld *load, cs []config, o options, round int, profil
 		})
 	}
 	wg.Wait()
-	load := loadAvg()
+	la := loadAvg()
 	for i, in := range ins {
 		if errs[i] != nil {
 			return nil, fmt.Errorf("%s: replay: %w\n%s", in.c.name, errs[i], in.col.logTail())
 		}
-		in.r.loadAvg = load
+		in.r.loadAvg = la
 	}
 
 	deadline := time.Now().Add(90 * time.Second)
