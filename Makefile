@@ -18,7 +18,7 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 BENCHTIME ?= 1s
 
-.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck tidy-check bench benchstat tools tidy capture modules bench-pipeline
+.PHONY: all test unit fuzz fuzz-short e2e loadtest ocb check fmt vet staticcheck tidy-check bench benchstat tools tidy capture modules bench-pipeline bench-targets
 
 all: check
 
@@ -133,3 +133,11 @@ bench: $(BENCHSTAT)
 ## few percent on a shared machine (give it two to four, e.g. PIPELINE_CONFIGS=passthrough,full).
 bench-pipeline:
 	cd bench && GOWORK=off $(GO) run ./pipeline -out $(CURDIR)/bench-pipeline.txt
+
+## bench-targets: issue 14's three configurations (pass-through, full, drop_timeline) and the A/A
+## control (a second pass-through), run together in each round on the four loads, 10 rounds: the
+## ratios the targets are read from, each with its 95% interval. Table in bench-targets.txt. About
+## 20 minutes.
+bench-targets:
+	cd bench && GOWORK=off $(GO) run ./pipeline -together -configs passthrough,passthrough_twin,full,drop_timeline \
+		-rounds $${PIPELINE_ROUNDS:-10} -profile none -out $(CURDIR)/bench-targets.txt
