@@ -10,7 +10,9 @@
 // its exit (rusage), the shutdown's flush of the connector's last metrics included, its peak RSS
 // from VmHWM. Configurations are interleaved, their
 // order rotated each round; the report gives medians and the median of the per-round ratios to
-// pass-through.
+// pass-through. With -together, each round's configurations run at the same time instead, fed the
+// same requests at the same moments, so that the machine's other tenants fall on all of them
+// alike (make bench-targets).
 //
 //	make bench-pipeline                        # 1000 generations/s x 200 chunks, 20 s, 3 rounds
 //	PIPELINE_SECONDS=5 PIPELINE_ROUNDS=1 make bench-pipeline
