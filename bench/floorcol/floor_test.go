@@ -87,16 +87,7 @@ func checkFloor(t *testing.T, src, viaITL ptrace.Traces, exact bool, replies, ch
 		t.Fatal(err)
 	}
 
-	if got, want := p.gaps, uint64(replies*(chunks-1)); got != want {
-		t.Errorf("floor observed %d gaps, want %d", got, want)
-	}
-	var seen uint64
-	for _, n := range p.hist {
-		seen += n
-	}
-	if seen != p.gaps {
-		t.Errorf("floor's histogram holds %d gaps, its count %d", seen, p.gaps)
-	}
+	checkGaps(t, "floor", p, replies*(chunks-1))
 
 	want, got := spans(viaITL), spans(viaFloor)
 	if len(got) != replies || len(want) != replies {
@@ -139,6 +130,21 @@ func kinds(s ptrace.Span) string {
 	return out
 }
 
+// checkGaps holds a floor processor to having counted want gaps, each in its histogram.
+func checkGaps(t *testing.T, what string, p *floorProcessor, want int) {
+	t.Helper()
+	if p.gaps != uint64(want) {
+		t.Errorf("%s observed %d gaps, want %d", what, p.gaps, want)
+	}
+	var seen uint64
+	for _, n := range p.hist {
+		seen += n
+	}
+	if seen != p.gaps {
+		t.Errorf("%s's histogram holds %d gaps, its count %d", what, seen, p.gaps)
+	}
+}
+
 // TestFloorReadOnly: floor_read, the connector's floor on spans that carry their figures, reads
 // every arrival of both encodings and leaves the spans exactly as they came.
 func TestFloorReadOnly(t *testing.T) {
@@ -151,15 +157,9 @@ func TestFloorReadOnly(t *testing.T) {
 		if _, err := p.processTraces(context.Background(), td); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := p.gaps, uint64(replies*(chunks-1)); got != want {
-			t.Errorf("%v: floor_read counted %d gaps, want %d", enc, got, want)
-		}
-		var seen uint64
-		for _, n := range p.hist {
-			seen += n
-		}
-		if seen != p.gaps || p.sumNs == 0 {
-			t.Errorf("%v: its histogram holds %d gaps of %d, summing %d ns", enc, seen, p.gaps, p.sumNs)
+		checkGaps(t, fmt.Sprintf("floor_read on %v", enc), p, replies*(chunks-1))
+		if p.sumNs == 0 {
+			t.Errorf("%v: floor_read's gaps sum to 0 ns", enc)
 		}
 		var m ptrace.ProtoMarshaler
 		a, _ := m.MarshalTraces(src)
