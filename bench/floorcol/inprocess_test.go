@@ -73,7 +73,7 @@ func BenchmarkInProcess(b *testing.B) {
 		b.Cleanup(func() { _ = p.Shutdown(ctx) })
 		return p
 	}
-	for _, load := range append(loads[:len(loads):len(loads)], figureLoads...) {
+	for _, load := range slices.Concat(loads, figureLoads) {
 		var raws [][]byte
 		for _, td := range load.requests(b) {
 			raw, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()

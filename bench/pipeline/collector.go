@@ -156,7 +156,7 @@ var configs = append(baseConfigs,
 		// through the CPU's caches (connector_nobatch against passthrough_nobatch).
 		name:  "passthrough_nobatch",
 		about: "OTLP receiver -> OTLP exporter, no batching: each request exported as it came",
-		yaml:  strings.Replace(strings.Replace(passthroughYAML, "processors:"+batch, "", 1), "      processors: [batch]\n", "", 1),
+		yaml:  withoutBatching(passthroughYAML),
 	},
 	config{
 		name:      "connector_nobatch",
@@ -164,7 +164,7 @@ var configs = append(baseConfigs,
 		metrics:   true,
 		base:      "passthrough_nobatch",
 		baseAbout: "what the connector costs when it reads each request right after the receiver decoded it",
-		yaml:      strings.Replace(strings.Replace(connectorYAML, "processors:"+batch, "", 1), "      processors: [batch]\n", "", 1),
+		yaml:      withoutBatching(connectorYAML),
 	},
 	config{
 		// pdata.useProtoPooling (alpha since v0.133.0) returns every request's protos to pools once
@@ -358,8 +358,13 @@ service:
 // exporterBatching moves a configuration's batching from the batch processor into the exporter
 // (exporterhelper's sending_queue::batch, with the batch processor's size and timeout).
 func exporterBatching(yaml string) string {
-	y := strings.Replace(yaml, "      queue_size: 20000\n", "      queue_size: 20000\n      batch:\n        flush_timeout: 200ms\n        min_size: 2048\n        sizer: items\n", 1)
-	y = strings.ReplaceAll(y, "      processors: [batch]\n", "")
+	return withoutBatching(strings.Replace(yaml, "      queue_size: 20000\n", "      queue_size: 20000\n      batch:\n        flush_timeout: 200ms\n        min_size: 2048\n        sizer: items\n", 1))
+}
+
+// withoutBatching removes the batch processor from a configuration: from its pipelines, and its
+// definition (with the processors: key when it was the only one).
+func withoutBatching(yaml string) string {
+	y := strings.ReplaceAll(yaml, "      processors: [batch]\n", "")
 	y = strings.ReplaceAll(y, ", batch]", "]")
 	y = strings.Replace(y, "processors:"+batch, "", 1)
 	return strings.Replace(y, batch, "\n", 1)

@@ -185,6 +185,10 @@ func renameKeys(t *testing.T, td ptrace.Traces, names map[string]string) ptrace.
 	return out
 }
 
+// fuzzedKeys are the figures FuzzClientFigures sets to doubles, in the order of its arguments; bit i
+// of its mask leaves out fuzzedKeys[i].
+var fuzzedKeys = []attribute.Key{itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.TPOTKey}
+
 // FuzzClientFigures sets the figures of a client span to any values, or leaves any of them out:
 // the processor either passes the span through byte-identical, counted as kept, or writes the
 // timeline's own figures, counted as annotated; never anything between.
@@ -201,7 +205,7 @@ func FuzzClientFigures(f *testing.F) {
 		base.CopyTo(td)
 		attrs := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
 		for i, v := range []float64{p50, p90, p99, max, tpot} {
-			k := []attribute.Key{itlconv.GapP50Key, itlconv.GapP90Key, itlconv.GapP99Key, itlconv.GapMaxKey, itlconv.TPOTKey}[i]
+			k := fuzzedKeys[i]
 			if mask&(1<<i) != 0 {
 				attrs.Remove(string(k))
 			} else {
